@@ -1,0 +1,122 @@
+//! `partita check`: validation result and a one-screen module summary.
+
+use crate::exit;
+use partita_config::analysis::{self, ModuleSummary};
+use partita_config::diag::Diagnostic;
+use partita_config::model::Backend;
+use partita_config::{Checked, check_file};
+use serde::Serialize;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Loads a configuration; an unreadable file is reported here (exit 2).
+pub fn load(path: &Path) -> Result<Checked, ExitCode> {
+    check_file(path).map_err(|e| {
+        eprintln!("partita: cannot read {}: {e}", path.display());
+        exit::usage()
+    })
+}
+
+pub fn print_diagnostics(file: &str, diagnostics: &[Diagnostic]) {
+    for d in diagnostics {
+        eprintln!("{}", d.render(file));
+    }
+}
+
+/// The `--json` document of `partita check` (schema "partita-check/1").
+#[derive(Serialize)]
+struct CheckReport<'a> {
+    schema: &'static str,
+    file: String,
+    valid: bool,
+    errors: usize,
+    warnings: usize,
+    diagnostics: &'a [Diagnostic],
+    module: Option<ModuleSummary>,
+}
+
+pub fn run(path: &Path, json: bool) -> ExitCode {
+    let checked = match load(path) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let file = path.display().to_string();
+    let valid = checked.is_valid();
+    let summary = checked.module.as_ref().map(analysis::summarize);
+    if json {
+        let report = CheckReport {
+            schema: "partita-check/1",
+            file,
+            valid,
+            errors: checked.errors().count(),
+            warnings: checked.warnings().count(),
+            diagnostics: &checked.diagnostics,
+            module: summary,
+        };
+        println!("{}", serde_json::to_string_pretty(&report).expect("serializable"));
+    } else {
+        print_diagnostics(&file, &checked.diagnostics);
+        let verdict = if valid { "valid" } else { "INVALID" };
+        println!("{file}: {verdict} ({} errors, {} warnings)", checked.errors().count(), checked.warnings().count());
+        if let Some(s) = &summary {
+            print_summary(s);
+        }
+    }
+    if valid { exit::ok() } else { exit::invalid() }
+}
+
+fn mib(bytes: u64) -> String {
+    if bytes == 0 { "-".into() } else if bytes % (1 << 20) == 0 { format!("{} MiB", bytes >> 20) } else { format!("{:.1} KiB", bytes as f64 / 1024.0) }
+}
+
+fn print_summary(s: &ModuleSummary) {
+    println!("module \"{}\"{}", s.name, s.version.as_ref().map_or(String::new(), |v| format!(" version {v}")));
+    let cores: Vec<String> = s.cores.iter().map(|c| format!("{} (CPU {}, {})", c.index, c.cpu, policy(c.policy))).collect();
+    println!("cores: {}", cores.join(", "));
+    println!("partitions:");
+    println!("  {:>4}  {:<16} {:<8} {:<7} {:>10}  executable", "id", "name", "crit", "backend", "memory");
+    for p in &s.partitions {
+        let backend = match p.backend {
+            Backend::Process => "process",
+            Backend::Kvm => "kvm",
+        };
+        let crit = p.criticality.map_or("-", |c| c.as_str());
+        let sys = if p.system_partition { " [system]" } else { "" };
+        println!(
+            "  {:>4}  {:<16} {:<8} {:<7} {:>10}  {}{sys}",
+            p.id,
+            p.name,
+            crit,
+            backend,
+            mib(p.memory_bytes),
+            p.executable.as_deref().unwrap_or("-")
+        );
+    }
+    let ports: usize = s.partitions.iter().map(|p| p.ports.len()).sum();
+    println!("ports: {ports}; channels: {}", s.channels.len());
+    for c in &s.channels {
+        let kind = c.kind.map_or("?", |k| k.as_str());
+        let name = c.name.as_deref().unwrap_or("");
+        println!("  {:>4}  {:<16} {:<8} {} -> {}", c.id, name, kind, c.source, c.destinations.join(", "));
+    }
+    println!("schedules:");
+    for sch in &s.schedules {
+        let initial = if sch.initial { " (initial)" } else { "" };
+        println!("  {:>4}  \"{}\"{initial}: major frame {}", sch.id, sch.name, sch.major_frame_ns);
+        for core in &sch.cores {
+            if core.policy == partita_config::model::CorePolicy::FixedPriority {
+                let served: Vec<String> = core.priorities.iter().map(|(p, prio)| format!("{p} (priority {prio})")).collect();
+                println!("        core {}: FIXED_PRIORITY, serves {}", core.core, if served.is_empty() { "-".into() } else { served.join(", ") });
+            } else {
+                println!("        core {}: {} windows, utilization {:.1} %", core.core, core.windows.len(), core.utilization * 100.0);
+            }
+        }
+    }
+}
+
+pub fn policy(p: partita_config::model::CorePolicy) -> &'static str {
+    match p {
+        partita_config::model::CorePolicy::Cyclic => "CYCLIC",
+        partita_config::model::CorePolicy::FixedPriority => "FIXED_PRIORITY",
+    }
+}

@@ -1,0 +1,74 @@
+//! `partita`: the command line of the Partita partitioning platform.
+
+mod check;
+mod gantt;
+mod schedule;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "partita", version, about = "ARINC 653 time-and-space partitioning for multi-core Linux")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Parse and validate a module configuration and print a summary of it.
+    ///
+    /// Exit status: 0 valid, 1 invalid (each error as FILE:LINE:COL: error: TEXT), 2 usage or I/O error.
+    Check {
+        /// The ARINC 653 XML configuration.
+        file: PathBuf,
+        /// Print one JSON document (schema partita-check/1, see docs/configuration.md) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the per-core timeline of every module schedule, or synthesize windows.
+    ///
+    /// Exit status as `check`; with --synthesize: 0 schedulable, 1 not, 2 usage or I/O error.
+    Schedule {
+        /// The configuration to show (or, with --synthesize, the request).
+        file: PathBuf,
+        /// Also draw one major frame of each schedule as an SVG Gantt chart.
+        #[arg(long, value_name = "OUT.svg", conflicts_with = "synthesize")]
+        svg: Option<PathBuf>,
+        /// Print one JSON document (schema partita-schedule/1) instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Build Window_Schedule entries from each partition's period and duration.
+        #[arg(long, requires = "output")]
+        synthesize: bool,
+        /// Where --synthesize writes the completed configuration.
+        #[arg(short, long, value_name = "OUT.xml", requires = "synthesize")]
+        output: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check { file, json } => check::run(&file, json),
+        Command::Schedule { file, json, synthesize: true, output, .. } => {
+            schedule::synthesize(&file, output.as_deref().expect("clap requires --output"), json)
+        }
+        Command::Schedule { file, svg, json, .. } => schedule::run(&file, svg.as_deref(), json),
+    }
+}
+
+/// Exit statuses shared by the configuration commands (design.md §2).
+pub mod exit {
+    use std::process::ExitCode;
+    pub fn ok() -> ExitCode {
+        ExitCode::from(0)
+    }
+    pub fn invalid() -> ExitCode {
+        ExitCode::from(1)
+    }
+    pub fn usage() -> ExitCode {
+        ExitCode::from(2)
+    }
+}
