@@ -3,6 +3,7 @@
 
 pub mod analysis;
 pub mod diag;
+pub mod generate;
 pub mod model;
 pub mod parse;
 pub mod source;
@@ -85,4 +86,18 @@ fn imply_cores(m: &mut Module) {
     // Cap what a typo such as pt:Core="4000000000" can allocate; validation warns about it.
     let count = highest.min(1023) + 1;
     m.cores = (0..count).map(|i| Core { index: i, cpu: i, policy: CorePolicy::Cyclic, span: None, priorities: Vec::new() }).collect();
+}
+
+/// Everything a configuration goes through before a module runs, for the fuzz target and the
+/// robustness tests: decode, parse, validate, analyse, summarize, serialize.
+pub fn fuzz_one(bytes: &[u8], base_dir: &Path) -> Checked {
+    let checked = check_bytes(bytes, base_dir);
+    if let Some(m) = &checked.module {
+        let summary = analysis::summarize(m);
+        let _ = serde_json::to_string(&summary);
+    }
+    for d in &checked.diagnostics {
+        let _ = d.render("fuzz.xml");
+    }
+    checked
 }

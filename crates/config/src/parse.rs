@@ -229,7 +229,7 @@ impl Cx<'_, '_> {
 
     fn module(&mut self, root: Node, base_dir: &Path) -> Module {
         self.check_attributes(root, Allowed { std: &["ModuleName", "ModuleVersion", "ModuleId"], ext: &[] });
-        let name = self.string(root, "ModuleName", false).unwrap_or_else(|| Spanned::new(String::new(), self.span(root)));
+        let name = self.string(root, "ModuleName", true).unwrap_or_else(|| Spanned::new(String::new(), self.span(root)));
         let mut module = Module {
             span: self.span(root),
             name,

@@ -57,7 +57,7 @@ fn resolve<'m>(m: &'m Module, r: &PartitionRef, rule: Rule, context: &str, d: &m
             );
             None
         }
-        (Some((_, Some(p))), Some((name, found))) if found.map(|f| f.id.value) != Some(p.id.value) => {
+        (Some((_, Some(p))), Some((name, _))) if p.name.value != name.value => {
             d.error(
                 rule,
                 r.span,

@@ -1,0 +1,159 @@
+//! The `partita` command line: exit statuses, message forms, golden `--json` documents, SVG.
+//! Regenerate the golden files with `UPDATE_GOLDEN=1 cargo test -p partita --test cli`.
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+/// `partita ARGS` run from the workspace root, so paths in outputs are stable.
+fn partita(args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::new(assert_cmd::cargo::cargo_bin!("partita")).current_dir(workspace()).args(args).assert()
+}
+
+fn stdout(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8(a.get_output().stdout.clone()).unwrap()
+}
+
+fn stderr(a: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8(a.get_output().stderr.clone()).unwrap()
+}
+
+fn examples() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(workspace().join("examples"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".xml"))
+        .map(|n| format!("examples/{n}"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn check_accepts_every_example_with_a_summary() {
+    for ex in examples() {
+        let a = partita(&["check", &ex]).code(0);
+        let out = stdout(&a);
+        assert!(out.starts_with(&format!("{ex}: valid (0 errors")), "{out}");
+        for section in ["partitions:", "channels", "schedules:", "major frame"] {
+            assert!(out.contains(section), "{ex}: no {section:?} in\n{out}");
+        }
+    }
+}
+
+#[test]
+fn check_reports_errors_as_file_line_col_and_exits_1() {
+    let a = partita(&["check", "crates/cli/tests/data/two-errors.xml"]).code(1);
+    let err = stderr(&a);
+    let errors: Vec<&str> = err.lines().filter(|l| l.contains(": error: ")).collect();
+    assert_eq!(errors.len(), 2, "{err}");
+    assert!(errors[0].starts_with("crates/cli/tests/data/two-errors.xml:"), "{err}");
+    // line:col are numbers
+    let mut parts = errors[0].split(':');
+    parts.next();
+    assert!(parts.next().unwrap().parse::<u32>().is_ok() && parts.next().unwrap().parse::<u32>().is_ok());
+    assert!(stdout(&a).contains("INVALID (2 errors"));
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    let a = partita(&["check", "no/such/file.xml"]).code(2);
+    assert!(stderr(&a).contains("cannot read no/such/file.xml"));
+    partita(&["check"]).code(2);
+    partita(&["frobnicate"]).code(2);
+    partita(&["schedule", "examples/flight-control.xml", "--synthesize"]).code(2);
+}
+
+#[test]
+fn non_utf8_and_truncated_files_exit_1_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.xml");
+    std::fs::write(&bad, b"<ARINC_653_Module ModuleName=\"\xff\"/>").unwrap();
+    let a = partita(&["check", bad.to_str().unwrap()]).code(1);
+    assert!(stderr(&a).contains(":1:30: error: invalid UTF-8"), "{}", stderr(&a));
+    let full = std::fs::read_to_string(workspace().join("examples/flight-control.xml")).unwrap();
+    std::fs::write(&bad, &full[..full.len() / 2]).unwrap();
+    let a = partita(&["check", bad.to_str().unwrap()]).code(1);
+    assert!(stderr(&a).contains("error: malformed XML"), "{}", stderr(&a));
+}
+
+#[test]
+fn json_of_an_invalid_file_lists_the_errors() {
+    let a = partita(&["check", "--json", "crates/cli/tests/data/two-errors.xml"]).code(1);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
+    assert_eq!(doc["schema"], "partita-check/1");
+    assert_eq!(doc["valid"], false);
+    assert_eq!(doc["errors"], 2);
+    let diags = doc["diagnostics"].as_array().unwrap();
+    let rules: Vec<&str> = diags.iter().filter(|d| d["severity"] == "error").map(|d| d["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules, ["window-overlap", "hm-unknown-action"]);
+    assert!(diags.iter().all(|d| d["line"].as_u64().unwrap() > 0));
+}
+
+fn golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("no golden file {}; run with UPDATE_GOLDEN=1", path.display()));
+    assert_eq!(actual, expected, "{name} differs from its golden file (UPDATE_GOLDEN=1 to accept)");
+}
+
+#[test]
+fn golden_json_of_check_and_schedule() {
+    for ex in examples() {
+        let stem = Path::new(&ex).file_stem().unwrap().to_str().unwrap().to_string();
+        golden(&format!("check-{stem}.json"), &stdout(&partita(&["check", "--json", &ex]).code(0)));
+        golden(&format!("schedule-{stem}.json"), &stdout(&partita(&["schedule", "--json", &ex]).code(0)));
+    }
+    golden("check-two-errors.json", &stdout(&partita(&["check", "--json", "crates/cli/tests/data/two-errors.xml"]).code(1)));
+}
+
+#[test]
+fn schedule_prints_timeline_utilization_and_gaps() {
+    let a = partita(&["schedule", "examples/flight-control.xml"]).code(0);
+    let out = stdout(&a);
+    assert!(out.contains("core 0 (CPU 0, CYCLIC):"), "{out}");
+    assert!(out.contains("utilization"), "{out}");
+    assert!(out.contains("OFP (partition 1, window 1)"), "{out}");
+}
+
+#[test]
+fn svg_draws_every_window_with_labels_and_axis() {
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("fc.svg");
+    partita(&["schedule", "examples/two-schedules.xml", "--svg", svg.to_str().unwrap()]).code(0);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("well-formed SVG");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&partita(&["schedule", "--json", "examples/two-schedules.xml"]))).unwrap();
+    let windows: usize = json["schedules"].as_array().unwrap().iter().flat_map(|s| s["cores"].as_array().unwrap()).map(|c| c["windows"].as_array().unwrap().len()).sum();
+    let titled = doc.descendants().filter(|n| n.has_tag_name("rect") && n.children().any(|c| c.has_tag_name("title"))).count();
+    assert_eq!(titled, windows, "one rectangle per window");
+    let texts: Vec<&str> = doc.descendants().filter(|n| n.has_tag_name("text")).filter_map(|n| n.text()).collect();
+    assert!(texts.iter().any(|t| t.contains("time (ms)")));
+    assert!(texts.iter().filter(|t| t.starts_with("core ")).count() >= 2);
+    assert!(texts.iter().filter(|t| t.starts_with("Schedule ")).count() == json["schedules"].as_array().unwrap().len());
+}
+
+#[test]
+fn synthesize_writes_a_configuration_that_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.xml");
+    let a = partita(&["schedule", "--synthesize", "crates/cli/tests/data/request.xml", "-o", out.to_str().unwrap()]).code(0);
+    assert!(stdout(&a).to_lowercase().contains("schedulable"), "{}", stdout(&a));
+    // The request's relative executables resolve from the output's directory only if copied; check validity, not warnings.
+    partita(&["check", out.to_str().unwrap()]).code(0);
+}
+
+#[test]
+fn unschedulable_request_exits_1_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.xml");
+    let a = partita(&["schedule", "--synthesize", "crates/cli/tests/data/overloaded.xml", "-o", out.to_str().unwrap()]).code(1);
+    assert!(stdout(&a).to_lowercase().contains("not schedulable") || stderr(&a).to_lowercase().contains("not schedulable"));
+    assert!(!out.exists());
+}
