@@ -73,7 +73,7 @@ fn non_utf8_and_truncated_files_exit_1_with_a_message() {
     let bad = dir.path().join("bad.xml");
     std::fs::write(&bad, b"<ARINC_653_Module ModuleName=\"\xff\"/>").unwrap();
     let a = partita(&["check", bad.to_str().unwrap()]).code(1);
-    assert!(stderr(&a).contains(":1:30: error: invalid UTF-8"), "{}", stderr(&a));
+    assert!(stderr(&a).contains(":1:31: error: invalid UTF-8"), "{}", stderr(&a));
     let full = std::fs::read_to_string(workspace().join("examples/flight-control.xml")).unwrap();
     std::fs::write(&bad, &full[..full.len() / 2]).unwrap();
     let a = partita(&["check", bad.to_str().unwrap()]).code(1);

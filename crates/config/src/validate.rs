@@ -312,6 +312,21 @@ fn schedule(m: &Module, s: &ModuleSchedule, served: &HashSet<u32>, d: &mut Diagn
     let mut seen: HashMap<u32, Span> = HashMap::new();
     // (core, window, partition) for the overlap check.
     let mut placed: Vec<(u32, &Window, &Partition)> = Vec::new();
+    // When no period divides the major frame, the frame is what is wrong: one error on it.
+    let periods: Vec<Nanos> = s.partitions.iter().map(|ps| ps.period.value).filter(|p| p.0 > 0).collect();
+    let frame_is_the_culprit = maf.0 > 0 && !periods.is_empty() && periods.iter().all(|p| maf.0 % p.0 != 0);
+    if frame_is_the_culprit {
+        let list: Vec<String> = periods.iter().map(|p| p.to_seconds_string()).collect();
+        d.error(
+            Rule::FrameNotMultiple,
+            s.major_frame.span,
+            format!(
+                "MajorFrameSeconds {} of schedule \"{sname}\" is not a multiple of any partition's PeriodSeconds ({}); make it a common multiple of them",
+                maf.to_seconds_string(),
+                list.join(", ")
+            ),
+        );
+    }
     for ps in &s.partitions {
         let Some(p) = resolve(m, &ps.partition, Rule::UnknownReference, &format!("<Partition_Schedule> of schedule \"{sname}\""), d) else {
             continue;
@@ -332,7 +347,7 @@ fn schedule(m: &Module, s: &ModuleSchedule, served: &HashSet<u32>, d: &mut Diagn
                 ps.period.span,
                 format!("PeriodSeconds of {who} in schedule \"{sname}\" is 0; it must be positive"),
             );
-        } else if maf.0 > 0 && maf.0 % period.0 != 0 {
+        } else if maf.0 > 0 && maf.0 % period.0 != 0 && !frame_is_the_culprit {
             d.error(
                 Rule::FrameNotMultiple,
                 ps.span,

@@ -319,3 +319,9 @@ fn any_extension_prefix_works() {
     let unbound = BASE.replace(r#" xmlns:pt="urn:partita:1""#, r#" xmlns:pt="urn:other""#);
     assert!(errors_of(&unbound).iter().any(|d| d.rule.code() == "missing-executable"));
 }
+
+#[test]
+fn major_frame_that_no_period_divides_is_reported_on_the_frame() {
+    let xml = edit(r#"MajorFrameSeconds="0.04""#, r#"MajorFrameSeconds="0.03""#);
+    assert_single(&xml, "frame-not-multiple", "<Module_Schedule", &["MajorFrameSeconds 0.03", "0.02, 0.04", "common multiple"]);
+}
