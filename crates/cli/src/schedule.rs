@@ -114,6 +114,14 @@ pub fn synthesize(request: &Path, output: &Path, json: bool) -> ExitCode {
     let result = match synth::synthesize(&text, base) {
         Ok(r) => r,
         Err(SynthError::NotAModule(diagnostics)) => {
+            if json {
+                let doc = serde_json::json!({
+                    "schema": "partita-synthesis/1", "file": file, "output": null, "schedulable": false,
+                    "report": [], "cores": [], "diagnostics": diagnostics,
+                });
+                println!("{}", serde_json::to_string_pretty(&doc).expect("serializable"));
+                return exit::invalid();
+            }
             print_diagnostics(&file, &diagnostics);
             eprintln!("partita: {file} is not a usable request; nothing written");
             return exit::invalid();

@@ -51,8 +51,11 @@ pub struct PartitionUse {
     pub name: String,
     pub period_ns: Nanos,
     pub duration_ns: Nanos,
-    /// Window time in one major frame, summed over cores.
+    /// Time in one major frame during which the partition has a window on at least one core
+    /// (what PeriodDurationSeconds is measured against).
     pub window_ns: Nanos,
+    /// Window time summed over cores (larger than window_ns for a multi-core partition).
+    pub core_time_ns: Nanos,
     /// window_ns / major frame.
     pub utilization: f64,
     /// PeriodDurationSeconds / PeriodSeconds: what the partition asked for.
@@ -93,9 +96,11 @@ pub fn analyze_schedule(m: &Module, s: &ModuleSchedule, initial: bool) -> Schedu
     for ps in &s.partitions {
         let Some(p) = m.resolve(&ps.partition) else { continue };
         let mut used_cores: Vec<u32> = Vec::new();
-        let mut window_ns = 0i64;
+        let mut core_time_ns = 0i64;
+        let mut intervals: Vec<(i64, i64)> = Vec::new();
         for w in &ps.windows {
-            window_ns += w.duration.value.0;
+            core_time_ns += w.duration.value.0;
+            intervals.push((w.start.value.0, w.end().0));
             if !used_cores.contains(&w.core.value) {
                 used_cores.push(w.core.value);
             }
@@ -111,12 +116,14 @@ pub fn analyze_schedule(m: &Module, s: &ModuleSchedule, initial: bool) -> Schedu
             }
         }
         used_cores.sort_unstable();
+        let window_ns = union_length(&mut intervals);
         partitions.push(PartitionUse {
             id: p.id.value,
             name: p.name.value.clone(),
             period_ns: ps.period.value,
             duration_ns: ps.duration.value,
             window_ns: Nanos(window_ns),
+            core_time_ns: Nanos(core_time_ns),
             utilization: ratio(Nanos(window_ns), maf),
             required_utilization: ratio(ps.duration.value, ps.period.value),
             cores: used_cores,
@@ -143,6 +150,21 @@ pub fn analyze_schedule(m: &Module, s: &ModuleSchedule, initial: bool) -> Schedu
         core.utilization = ratio(core.busy_ns, maf);
     }
     ScheduleAnalysis { id: s.id.value, name: s.name.value.clone(), initial, major_frame_ns: maf, cores, partitions }
+}
+
+/// Total length covered by the intervals (each counted once where they overlap).
+fn union_length(intervals: &mut [(i64, i64)]) -> i64 {
+    intervals.sort_unstable();
+    let mut total = 0;
+    let mut cursor = i64::MIN;
+    for &(a, b) in intervals.iter() {
+        let a = a.max(cursor);
+        if b > a {
+            total += b - a;
+            cursor = b;
+        }
+    }
+    total
 }
 
 /// What `partita check` shows of a module: a one-screen summary, also its `--json` form.

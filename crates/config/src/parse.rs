@@ -23,17 +23,24 @@ pub fn parse(text: &str, base_dir: &Path, diags: &mut Diagnostics) -> Option<Mod
         Ok(doc) => doc,
         Err(e) => {
             let pos = e.pos();
+            // roxmltree reports some errors at 1:1; point where the problem is instead.
+            let span = match &e {
+                roxmltree::Error::UnclosedRootNode | roxmltree::Error::NoRootNode => lines.span(text.trim_end().len()),
+                roxmltree::Error::DtdDetected => lines.span(text.find("<!DOCTYPE").unwrap_or(0)),
+                _ => Span { line: pos.row, column: pos.col },
+            };
             let message = match e {
                 roxmltree::Error::DtdDetected => "a DTD is not allowed in a module configuration".to_string(),
                 roxmltree::Error::NodesLimitReached => format!("more than {NODES_LIMIT} XML nodes; this is not a module configuration"),
+                roxmltree::Error::UnclosedRootNode => "malformed XML: the file ends before </ARINC_653_Module> (truncated?)".to_string(),
                 other => format!("malformed XML: {other}"),
             };
-            diags.error(Rule::XmlMalformed, Span { line: pos.row, column: pos.col }, message);
+            diags.error(Rule::XmlMalformed, span, message);
             return None;
         }
     };
-    let mut cx = Cx { lines, diags };
     let root = doc.root_element();
+    let mut cx = Cx { lines, diags, std_ns: root.tag_name().namespace() };
     if cx.is_ext(root) || root.tag_name().name() != "ARINC_653_Module" {
         cx.diags.error(
             Rule::UnknownElement,
@@ -48,6 +55,8 @@ pub fn parse(text: &str, base_dir: &Path, diags: &mut Diagnostics) -> Option<Mod
 struct Cx<'t, 'd> {
     lines: LineIndex<'t>,
     diags: &'d mut Diagnostics,
+    /// Namespace of the standard elements: the root's (usually none).
+    std_ns: Option<&'t str>,
 }
 
 /// Attributes an element may carry: standard (no namespace) and extension (`urn:partita:1`).
@@ -69,8 +78,10 @@ impl Cx<'_, '_> {
         node.attributes().find(|a| a.name() == name && a.namespace() == ns).map(|a| (a.value(), self.lines.span(a.range().start)))
     }
 
+    /// The element's name as messages show it (`pt:` for extensions, whatever the file's prefix).
     fn element_name(node: Node) -> String {
-        node.tag_name().name().to_string()
+        let prefix = if node.tag_name().namespace() == Some(EXT_NS) { "pt:" } else { "" };
+        format!("{prefix}{}", node.tag_name().name())
     }
 
     /// Warns about attributes the element does not take (a misspelling is otherwise silent).
@@ -83,11 +94,11 @@ impl Cx<'_, '_> {
             };
             if !known {
                 let span = self.lines.span(a.range().start);
-                let ext = if a.namespace() == Some(EXT_NS) { "the extension " } else { "" };
+                let ext = if a.namespace() == Some(EXT_NS) { "pt:" } else { "" };
                 self.diags.warning(
                     Rule::UnknownAttribute,
                     span,
-                    format!("<{}> does not take {ext}attribute {}; it is ignored", Self::element_name(node), a.name()),
+                    format!("<{}> does not take attribute {ext}{}; it is ignored", Self::element_name(node), a.name()),
                 );
             }
         }
@@ -100,7 +111,9 @@ impl Cx<'_, '_> {
             let name = c.tag_name().name();
             let ok = match c.tag_name().namespace() {
                 Some(EXT_NS) => known_ext.contains(&name),
-                _ => known_std.contains(&name),
+                ns if ns == self.std_ns => known_std.contains(&name),
+                // Elements of other tools' namespaces are theirs.
+                _ => continue,
             };
             if ok {
                 out.push(c);
@@ -109,7 +122,7 @@ impl Cx<'_, '_> {
                 self.diags.warning(
                     Rule::UnknownElement,
                     span,
-                    format!("<{}> is not expected inside <{}>; it is ignored", name, Self::element_name(node)),
+                    format!("<{}> is not expected inside <{}>; it is ignored", Self::element_name(c), Self::element_name(node)),
                 );
             }
         }
@@ -176,8 +189,10 @@ impl Cx<'_, '_> {
 
     fn bool(&mut self, node: Node, name: &str) -> Option<Spanned<bool>> {
         self.value(node, None, name, false, Rule::InvalidValue, "true or false", |s| match s {
-            "true" | "1" | "TRUE" | "True" => Some(true),
-            "false" | "0" | "FALSE" | "False" => Some(false),
+            "1" => Some(true),
+            "0" => Some(false),
+            _ if s.eq_ignore_ascii_case("true") => Some(true),
+            _ if s.eq_ignore_ascii_case("false") => Some(false),
             _ => None,
         })
     }
@@ -259,6 +274,7 @@ impl Cx<'_, '_> {
             ],
             &["Cores"],
         );
+        let mut unnumbered = Vec::new();
         for c in children {
             match (self.is_ext(c), c.tag_name().name()) {
                 (true, _) => {
@@ -278,7 +294,11 @@ impl Cx<'_, '_> {
                 (false, "Partition_Memory") => module.memory.push(self.partition_memory(c)),
                 (false, "Module_Schedule") => {
                     let index = module.schedules.len() as u32;
-                    module.schedules.push(self.module_schedule(c, index));
+                    let (schedule, id_written) = self.module_schedule(c, index);
+                    if !id_written {
+                        unnumbered.push(module.schedules.len());
+                    }
+                    module.schedules.push(schedule);
                 }
                 (false, "System_HM_Table") => {
                     let table = self.system_hm(c);
@@ -292,6 +312,7 @@ impl Cx<'_, '_> {
                 }
                 (false, "Partition_HM_Table") => module.partition_hm.push(self.partition_hm(c)),
                 (false, "Connection_Table") => {
+                    self.check_attributes(c, Allowed { std: &[], ext: &[] });
                     for ch in self.children(c, &["Channel"], &[]) {
                         module.channels.extend(self.channel(ch));
                     }
@@ -299,7 +320,26 @@ impl Cx<'_, '_> {
                 _ => {}
             }
         }
+        Self::number_schedules(&mut module, &unnumbered);
         module
+    }
+
+    /// Schedules without ScheduleIdentifier get the smallest identifiers no schedule uses.
+    fn number_schedules(module: &mut Module, unnumbered: &[usize]) {
+        let mut used: Vec<u32> =
+            module.schedules.iter().enumerate().filter(|(i, _)| !unnumbered.contains(i)).map(|(_, s)| s.id.value).collect();
+        let mut next = 1;
+        for &i in unnumbered {
+            while used.contains(&next) {
+                next += 1;
+            }
+            used.push(next);
+            let s = &mut module.schedules[i];
+            s.id.value = next;
+            if s.name.value.starts_with("schedule-") && s.name.span == s.span {
+                s.name.value = format!("schedule-{next}");
+            }
+        }
     }
 
     fn only_one(&mut self, first: &Option<Span>, node: Node) {
@@ -517,12 +557,14 @@ impl Cx<'_, '_> {
         PartitionMemory { span: self.span(node), partition, regions }
     }
 
-    fn module_schedule(&mut self, node: Node, index: u32) -> ModuleSchedule {
+    /// The schedule, and whether its ScheduleIdentifier was written.
+    fn module_schedule(&mut self, node: Node, index: u32) -> (ModuleSchedule, bool) {
         self.check_attributes(
             node,
             Allowed { std: &["ScheduleIdentifier", "ScheduleName", "MajorFrameSeconds", "InitialModuleSchedule"], ext: &[] },
         );
         let span = self.span(node);
+        let written = self.attr(node, None, "ScheduleIdentifier").is_some();
         let id = self.u32(node, "ScheduleIdentifier", false).unwrap_or(Spanned::new(index + 1, span));
         let name = self.string(node, "ScheduleName", false).unwrap_or_else(|| Spanned::new(format!("schedule-{}", id.value), span));
         let major_frame = self.seconds(node, "MajorFrameSeconds", true).unwrap_or(Spanned::new(Nanos(0), span));
@@ -531,7 +573,7 @@ impl Cx<'_, '_> {
         for ps in self.children(node, &["Partition_Schedule"], &[]) {
             partitions.extend(self.partition_schedule(ps));
         }
-        ModuleSchedule { span, id, name, major_frame, initial, partitions }
+        (ModuleSchedule { span, id, name, major_frame, initial, partitions }, written)
     }
 
     fn partition_schedule(&mut self, node: Node) -> Option<PartitionSchedule> {
@@ -600,6 +642,7 @@ impl Cx<'_, '_> {
     }
 
     fn system_hm(&mut self, node: Node) -> SystemHmTable {
+        self.check_attributes(node, Allowed { std: &[], ext: &[] });
         let mut states = Vec::new();
         for s in self.children(node, &["System_State_Entry"], &[]) {
             self.check_attributes(s, Allowed { std: &["SystemState", "Description"], ext: &[] });
@@ -701,12 +744,17 @@ impl Cx<'_, '_> {
         let name = self.string(node, "ChannelName", false);
         let mut source = None;
         let mut destinations = Vec::new();
+        let mut destination_elements = 0;
+        let mut source_elements = 0;
         for side in self.children(node, &["Source", "Destination"], &[]) {
-            let ends: Vec<ChannelEnd> = self
-                .children(side, &["Standard_Partition", "Pseudo_Partition"], &[])
-                .into_iter()
-                .filter_map(|e| self.channel_end(e))
-                .collect();
+            self.check_attributes(side, Allowed { std: &[], ext: &[] });
+            let elements = self.children(side, &["Standard_Partition", "Pseudo_Partition"], &[]);
+            if side.tag_name().name() == "Source" {
+                source_elements += elements.len();
+            } else {
+                destination_elements += elements.len();
+            }
+            let ends: Vec<ChannelEnd> = elements.into_iter().filter_map(|e| self.channel_end(e)).collect();
             if side.tag_name().name() == "Source" {
                 if source.is_some() || ends.len() > 1 {
                     let span = ends.get(1).map_or(self.span(side), ChannelEnd::span);
@@ -719,11 +767,12 @@ impl Cx<'_, '_> {
                 destinations.extend(ends);
             }
         }
-        if source.is_none() {
+        // An end that is present but malformed was reported already.
+        if source_elements == 0 {
             let span = self.span(node);
             self.diags.error(Rule::MissingAttribute, span, format!("channel {} has no <Source>", id.as_ref().map_or(0, |i| i.value)));
         }
-        if destinations.is_empty() {
+        if destination_elements == 0 {
             let span = self.span(node);
             self.diags.error(Rule::MissingAttribute, span, format!("channel {} has no <Destination>", id.as_ref().map_or(0, |i| i.value)));
         }

@@ -41,6 +41,13 @@ pub fn decode(bytes: &[u8]) -> Result<String, DecodeError> {
     if let Some(rest) = bytes.strip_prefix(&[0xFE, 0xFF]) {
         return utf16(rest, true);
     }
+    // UTF-16 without a byte order mark: the document starts with '<' and a zero byte.
+    if bytes.starts_with(b"<\0") {
+        return utf16(bytes, false);
+    }
+    if bytes.starts_with(b"\0<") {
+        return utf16(bytes, true);
+    }
     if declared_latin1(bytes) {
         return Ok(bytes.iter().map(|&b| char::from(b)).collect());
     }
@@ -111,6 +118,7 @@ mod tests {
         assert_eq!(decode(b"\xEF\xBB\xBF<a/>").unwrap(), "<a/>");
         assert_eq!(decode(b"\xFF\xFE<\x00a\x00/\x00>\x00").unwrap(), "<a/>");
         assert_eq!(decode(b"\xFE\xFF\x00<\x00a\x00/\x00>").unwrap(), "<a/>");
+        assert_eq!(decode(b"<\x00a\x00/\x00>\x00").unwrap(), "<a/>");
         let latin = b"<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><a n=\"\xE9\"/>";
         assert!(decode(latin).unwrap().contains('\u{e9}'));
     }

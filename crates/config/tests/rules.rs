@@ -325,3 +325,45 @@ fn major_frame_that_no_period_divides_is_reported_on_the_frame() {
     let xml = edit(r#"MajorFrameSeconds="0.04""#, r#"MajorFrameSeconds="0.03""#);
     assert_single(&xml, "frame-not-multiple", "<Module_Schedule", &["MajorFrameSeconds 0.03", "0.02, 0.04", "common multiple"]);
 }
+
+#[test]
+fn truncated_file_is_reported_at_its_end() {
+    let cut = &BASE[..BASE.find("<Connection_Table>").unwrap()];
+    let e = errors_of(cut);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert_eq!(e[0].rule.code(), "xml-malformed");
+    assert_eq!(e[0].line, cut.trim_end().lines().count() as u32, "{e:?}");
+    assert!(e[0].message.contains("truncated"));
+}
+
+#[test]
+fn a_dtd_is_reported_where_it_is() {
+    let xml = format!("<?xml version=\"1.0\"?>\n<!DOCTYPE x>\n{BASE}");
+    let e = errors_of(&xml);
+    assert_eq!((e[0].rule.code(), e[0].line), ("xml-malformed", 2), "{e:?}");
+}
+
+#[test]
+fn elements_of_other_namespaces_are_not_partita_elements() {
+    let xml = edit("<Connection_Table>", "<foo:Partition xmlns:foo=\"urn:other\" PartitionIdentifier=\"1\"/>\n  <Connection_Table>");
+    let checked = check_text(&xml, Path::new("/nonexistent"));
+    assert!(checked.is_valid(), "{:#?}", checked.diagnostics);
+    assert_eq!(checked.module.unwrap().partitions.len(), 2);
+}
+
+#[test]
+fn extension_names_in_messages_use_pt_whatever_the_prefix() {
+    let xml = edit(r#"<pt:Core Id="1" Policy="CYCLIC"/>"#, r#"<pt:Core Id="1" Policy="ROUND_ROBIN"/>"#).replace("xmlns:pt=", "xmlns:q=").replace("pt:", "q:");
+    let e = errors_of(&xml);
+    assert!(e.iter().any(|d| d.message.contains("of <pt:Core>") && d.message.contains("ROUND_ROBIN")), "{e:#?}");
+}
+
+#[test]
+fn unnumbered_schedules_get_unused_identifiers() {
+    let xml = edit(r#"ScheduleIdentifier="1" ScheduleName="s""#, r#"ScheduleIdentifier="2" ScheduleName="s""#)
+        .replace("</Module_Schedule>", "</Module_Schedule>\n  <Module_Schedule MajorFrameSeconds=\"0.04\"/>");
+    let checked = check_text(&xml, Path::new("/nonexistent"));
+    let ids: Vec<u32> = checked.module.as_ref().unwrap().schedules.iter().map(|s| s.id.value).collect();
+    assert_eq!(ids, [2, 1]);
+    assert!(checked.errors().all(|d| d.rule.code() != "duplicate"), "{:#?}", checked.diagnostics);
+}
