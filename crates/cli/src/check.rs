@@ -66,7 +66,11 @@ pub fn run(path: &Path, json: bool) -> ExitCode {
 }
 
 fn mib(bytes: u64) -> String {
-    if bytes == 0 { "-".into() } else if bytes % (1 << 20) == 0 { format!("{} MiB", bytes >> 20) } else { format!("{:.1} KiB", bytes as f64 / 1024.0) }
+    match bytes {
+        0 => "-".into(),
+        b if b.is_multiple_of(1 << 20) => format!("{} MiB", b >> 20),
+        b => format!("{:.1} KiB", b as f64 / 1024.0),
+    }
 }
 
 fn print_summary(s: &ModuleSummary) {
@@ -106,7 +110,11 @@ fn print_summary(s: &ModuleSummary) {
         for core in &sch.cores {
             if core.policy == partita_config::model::CorePolicy::FixedPriority {
                 let served: Vec<String> = core.priorities.iter().map(|(p, prio)| format!("{p} (priority {prio})")).collect();
-                println!("        core {}: FIXED_PRIORITY, serves {}", core.core, if served.is_empty() { "-".into() } else { served.join(", ") });
+                println!(
+                    "        core {}: FIXED_PRIORITY, serves {}",
+                    core.core,
+                    if served.is_empty() { "-".into() } else { served.join(", ") }
+                );
             } else {
                 println!("        core {}: {} windows, utilization {:.1} %", core.core, core.windows.len(), core.utilization * 100.0);
             }

@@ -57,11 +57,29 @@ pub fn render(module: &str, schedules: &[ScheduleAnalysis]) -> String {
         let scale = if frame_ms > 0.0 { plot / frame_ms } else { 0.0 };
         let top = y;
         for core in &s.cores {
-            let _ = writeln!(body, r#"<text x="10" y="{:.1}" font-size="12">core {} (CPU {})</text>"#, y + ROW / 2.0 + 4.0, core.core, core.cpu);
-            let _ = writeln!(body, r##"<rect x="{LEFT}" y="{:.1}" width="{plot:.1}" height="{:.1}" fill="#f4f4f4" stroke="#ccc"/>"##, y + 3.0, ROW - 6.0);
+            let _ = writeln!(
+                body,
+                r#"<text x="10" y="{:.1}" font-size="12">core {} (CPU {})</text>"#,
+                y + ROW / 2.0 + 4.0,
+                core.core,
+                core.cpu
+            );
+            let _ = writeln!(
+                body,
+                r##"<rect x="{LEFT}" y="{:.1}" width="{plot:.1}" height="{:.1}" fill="#f4f4f4" stroke="#ccc"/>"##,
+                y + 3.0,
+                ROW - 6.0
+            );
             if core.policy == CorePolicy::FixedPriority {
-                let served: Vec<String> = core.priorities.iter().map(|(p, prio)| format!("{} (prio {prio})", names.get(p).map_or("?", String::as_str))).collect();
-                let _ = writeln!(body, r#"<text x="{:.1}" y="{:.1}" font-size="11">FIXED_PRIORITY: {}</text>"#, LEFT + 6.0, y + ROW / 2.0 + 4.0, escape(&served.join(", ")));
+                let served: Vec<String> =
+                    core.priorities.iter().map(|(p, prio)| format!("{} (prio {prio})", names.get(p).map_or("?", String::as_str))).collect();
+                let _ = writeln!(
+                    body,
+                    r#"<text x="{:.1}" y="{:.1}" font-size="11">FIXED_PRIORITY: {}</text>"#,
+                    LEFT + 6.0,
+                    y + ROW / 2.0 + 4.0,
+                    escape(&served.join(", "))
+                );
             }
             for w in &core.windows {
                 let x = LEFT + w.start_ns.as_millis_f64() * scale;
@@ -80,7 +98,12 @@ pub fn render(module: &str, schedules: &[ScheduleAnalysis]) -> String {
                 );
                 let label = escape(&w.partition_name);
                 if wd > 7.0 * label.chars().count() as f64 {
-                    let _ = writeln!(body, r#"<text x="{:.2}" y="{:.1}" font-size="11" fill="white" text-anchor="middle">{label}</text>"#, x + wd / 2.0, y + ROW / 2.0 + 4.0);
+                    let _ = writeln!(
+                        body,
+                        r#"<text x="{:.2}" y="{:.1}" font-size="11" fill="white" text-anchor="middle">{label}</text>"#,
+                        x + wd / 2.0,
+                        y + ROW / 2.0 + 4.0
+                    );
                 }
             }
             y += ROW;
@@ -92,7 +115,11 @@ pub fn render(module: &str, schedules: &[ScheduleAnalysis]) -> String {
             let mut t = 0.0;
             while t <= frame_ms + step * 1e-9 {
                 let x = LEFT + t * scale;
-                let _ = writeln!(body, r##"<line x1="{x:.2}" y1="{top:.1}" x2="{x:.2}" y2="{:.1}" stroke="#999" stroke-dasharray="2,3"/>"##, y + 4.0);
+                let _ = writeln!(
+                    body,
+                    r##"<line x1="{x:.2}" y1="{top:.1}" x2="{x:.2}" y2="{:.1}" stroke="#999" stroke-dasharray="2,3"/>"##,
+                    y + 4.0
+                );
                 let _ = writeln!(body, r#"<text x="{x:.2}" y="{:.1}" font-size="10" text-anchor="middle">{}</text>"#, y + 16.0, fmt_ms(t));
                 t += step;
             }

@@ -30,7 +30,13 @@ pub fn run(path: &Path, svg: Option<&Path>, json: bool) -> ExitCode {
     let schedules = checked.module.as_ref().map(analysis::analyze).unwrap_or_default();
     let valid = checked.is_valid();
     if json {
-        let report = ScheduleReport { schema: "partita-schedule/1", file: file.clone(), valid, diagnostics: &checked.diagnostics, schedules: schedules.clone() };
+        let report = ScheduleReport {
+            schema: "partita-schedule/1",
+            file: file.clone(),
+            valid,
+            diagnostics: &checked.diagnostics,
+            schedules: schedules.clone(),
+        };
         println!("{}", serde_json::to_string_pretty(&report).expect("serializable"));
     } else {
         print_diagnostics(&file, &checked.diagnostics);
@@ -77,7 +83,10 @@ fn print_schedule(s: &ScheduleAnalysis) {
         println!("    utilization {:.1} %, idle {} in {} gap(s)", core.utilization * 100.0, Nanos(idle), core.gaps.len());
     }
     println!("  partitions:");
-    println!("    {:>4}  {:<16} {:>10} {:>10} {:>12} {:>9} {:>9}  cores", "id", "name", "period", "duration", "window time", "util", "required");
+    println!(
+        "    {:>4}  {:<16} {:>10} {:>10} {:>12} {:>9} {:>9}  cores",
+        "id", "name", "period", "duration", "window time", "util", "required"
+    );
     for p in &s.partitions {
         let cores: Vec<String> = p.cores.iter().map(u32::to_string).collect();
         println!(
@@ -138,7 +147,14 @@ pub fn synthesize(request: &Path, output: &Path, json: bool) -> ExitCode {
             cores: &'a [synth::CoreAssignment],
         }
         let out = result.schedulable.then(|| output.display().to_string());
-        let doc = SynthReport { schema: "partita-synthesis/1", file: &file, output: out, schedulable: result.schedulable, report: &result.report, cores: &result.cores };
+        let doc = SynthReport {
+            schema: "partita-synthesis/1",
+            file: &file,
+            output: out,
+            schedulable: result.schedulable,
+            report: &result.report,
+            cores: &result.cores,
+        };
         println!("{}", serde_json::to_string_pretty(&doc).expect("serializable"));
     } else {
         for line in &result.report {

@@ -130,7 +130,13 @@ fn svg_draws_every_window_with_labels_and_axis() {
     let text = std::fs::read_to_string(&svg).unwrap();
     let doc = roxmltree::Document::parse(&text).expect("well-formed SVG");
     let json: serde_json::Value = serde_json::from_str(&stdout(&partita(&["schedule", "--json", "examples/two-schedules.xml"]))).unwrap();
-    let windows: usize = json["schedules"].as_array().unwrap().iter().flat_map(|s| s["cores"].as_array().unwrap()).map(|c| c["windows"].as_array().unwrap().len()).sum();
+    let windows: usize = json["schedules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["cores"].as_array().unwrap())
+        .map(|c| c["windows"].as_array().unwrap().len())
+        .sum();
     let titled = doc.descendants().filter(|n| n.has_tag_name("rect") && n.children().any(|c| c.has_tag_name("title"))).count();
     assert_eq!(titled, windows, "one rectangle per window");
     let texts: Vec<&str> = doc.descendants().filter(|n| n.has_tag_name("text")).filter_map(|n| n.text()).collect();

@@ -296,7 +296,12 @@ fn describe_end(m: &Module, end: &ChannelEnd) -> String {
     match end {
         ChannelEnd::Standard { partition, port, .. } => {
             let who = m.resolve(partition).map_or_else(
-                || partition.name.as_ref().map_or_else(|| format!("#{}", partition.id.as_ref().map_or(0, |i| i.value)), |n| n.value.clone()),
+                || {
+                    partition
+                        .name
+                        .as_ref()
+                        .map_or_else(|| format!("#{}", partition.id.as_ref().map_or(0, |i| i.value)), |n| n.value.clone())
+                },
                 |p| p.name.value.clone(),
             );
             format!("{who}.{}", port.value)

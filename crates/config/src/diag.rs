@@ -152,7 +152,7 @@ impl Diagnostics {
 
     /// All diagnostics, by position, errors before warnings at the same position.
     pub fn into_sorted(mut self) -> Vec<Diagnostic> {
-        self.items.sort_by(|a, b| (a.line, a.column, a.severity).cmp(&(b.line, b.column, b.severity)));
+        self.items.sort_by_key(|a| (a.line, a.column, a.severity));
         self.items.dedup();
         self.items
     }

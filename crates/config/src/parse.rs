@@ -59,6 +59,13 @@ struct Cx<'t, 'd> {
     std_ns: Option<&'t str>,
 }
 
+/// Which attribute to read: its namespace (None = standard), name and whether it must be there.
+struct AttrName<'a> {
+    ns: Option<&'a str>,
+    name: &'a str,
+    required: bool,
+}
+
 /// Attributes an element may carry: standard (no namespace) and extension (`urn:partita:1`).
 struct Allowed<'s> {
     std: &'s [&'s str],
@@ -154,9 +161,7 @@ impl Cx<'_, '_> {
     fn value<T>(
         &mut self,
         node: Node,
-        ns: Option<&str>,
-        name: &str,
-        required: bool,
+        AttrName { ns, name, required }: AttrName,
         rule: Rule,
         expected: &str,
         conv: impl Fn(&str) -> Option<T>,
@@ -178,17 +183,17 @@ impl Cx<'_, '_> {
     }
 
     fn u32(&mut self, node: Node, name: &str, required: bool) -> Option<Spanned<u32>> {
-        self.value(node, None, name, required, Rule::NumberMalformed, "a non-negative integer", |s| {
+        self.value(node, AttrName { ns: None, name, required }, Rule::NumberMalformed, "a non-negative integer", |s| {
             parse_int(s).and_then(|v| u32::try_from(v).ok())
         })
     }
 
     fn u64(&mut self, node: Node, name: &str, required: bool) -> Option<Spanned<u64>> {
-        self.value(node, None, name, required, Rule::NumberMalformed, "a non-negative integer", parse_int)
+        self.value(node, AttrName { ns: None, name, required }, Rule::NumberMalformed, "a non-negative integer", parse_int)
     }
 
     fn bool(&mut self, node: Node, name: &str) -> Option<Spanned<bool>> {
-        self.value(node, None, name, false, Rule::InvalidValue, "true or false", |s| match s {
+        self.value(node, AttrName { ns: None, name, required: false }, Rule::InvalidValue, "true or false", |s| match s {
             "1" => Some(true),
             "0" => Some(false),
             _ if s.eq_ignore_ascii_case("true") => Some(true),
@@ -230,7 +235,9 @@ impl Cx<'_, '_> {
         choices: &[(&str, T)],
     ) -> Option<Spanned<T>> {
         let expected = format!("one of {}", choices.iter().map(|c| c.0).collect::<Vec<_>>().join(", "));
-        self.value(node, ns, name, required, rule, &expected, |s| choices.iter().find(|c| c.0.eq_ignore_ascii_case(s)).map(|c| c.1))
+        self.value(node, AttrName { ns, name, required }, rule, &expected, |s| {
+            choices.iter().find(|c| c.0.eq_ignore_ascii_case(s)).map(|c| c.1)
+        })
     }
 
     fn partition_ref(&mut self, node: Node) -> PartitionRef {
@@ -396,7 +403,10 @@ impl Cx<'_, '_> {
             for pp in self.children(c, &[], &["Partition_Priority"]) {
                 self.check_attributes(pp, Allowed { std: &["PartitionIdentifier", "Priority"], ext: &[] });
                 let partition = self.u32(pp, "PartitionIdentifier", true);
-                let priority = self.value(pp, None, "Priority", true, Rule::NumberMalformed, "an integer", |s| s.parse::<i32>().ok());
+                let priority =
+                    self.value(pp, AttrName { ns: None, name: "Priority", required: true }, Rule::NumberMalformed, "an integer", |s| {
+                        s.parse::<i32>().ok()
+                    });
                 if let (Some(partition), Some(priority)) = (partition, priority) {
                     priorities.push(PartitionPriority { span: self.span(pp), partition, priority });
                 }
@@ -536,9 +546,7 @@ impl Cx<'_, '_> {
             let size = self.u64(r, "SizeBytes", true);
             let colors = self.value(
                 r,
-                Some(EXT_NS),
-                "Colors",
-                false,
+                AttrName { ns: Some(EXT_NS), name: "Colors", required: false },
                 Rule::NumberMalformed,
                 "a list of cache colors (for example 0-7 or 0,2,4-5)",
                 |s| parse_index_list(s).filter(|l| !l.is_empty()),
@@ -622,7 +630,7 @@ impl Cx<'_, '_> {
             let duration = self.seconds(w, "WindowDurationSeconds", true);
             let period_start = self.bool(w, "PartitionPeriodStart").is_some_and(|b| b.value);
             let core = self
-                .value(w, Some(EXT_NS), "Core", false, Rule::NumberMalformed, "a module core index", |s| {
+                .value(w, AttrName { ns: Some(EXT_NS), name: "Core", required: false }, Rule::NumberMalformed, "a module core index", |s| {
                     parse_int(s).and_then(|v| u32::try_from(v).ok())
                 })
                 .unwrap_or(Spanned::new(0, span));
@@ -789,8 +797,13 @@ impl Cx<'_, '_> {
         } else {
             self.check_attributes(node, Allowed { std: &["Name", "PhysicalAddress", "Procedure"], ext: &[] });
             let name = self.string(node, "Name", false);
-            let address =
-                self.value(node, None, "PhysicalAddress", true, Rule::InvalidValue, "a UDP address of the form udp:HOST:PORT", parse_udp)?;
+            let address = self.value(
+                node,
+                AttrName { ns: None, name: "PhysicalAddress", required: true },
+                Rule::InvalidValue,
+                "a UDP address of the form udp:HOST:PORT",
+                parse_udp,
+            )?;
             let procedure = self.string(node, "Procedure", false).map(|p| p.value);
             Some(ChannelEnd::Pseudo { span, name, address, procedure })
         }

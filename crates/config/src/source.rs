@@ -26,7 +26,7 @@ pub fn decode(bytes: &[u8]) -> Result<String, DecodeError> {
         return utf8(rest);
     }
     let utf16 = |rest: &[u8], big_endian: bool| -> Result<String, DecodeError> {
-        if rest.len() % 2 != 0 {
+        if !rest.len().is_multiple_of(2) {
             return Err(DecodeError { span: at_start, message: "UTF-16 file has an odd number of bytes".into() });
         }
         let units =

@@ -16,11 +16,7 @@ pub fn validate(m: &Module, d: &mut Diagnostics) {
 }
 
 /// Reports the second and later occurrences of each key.
-fn unique<'a, K: std::hash::Hash + Eq>(
-    d: &mut Diagnostics,
-    items: impl IntoIterator<Item = (K, Span)>,
-    describe: impl Fn(&K, Span) -> String,
-) {
+fn unique<K: std::hash::Hash + Eq>(d: &mut Diagnostics, items: impl IntoIterator<Item = (K, Span)>, describe: impl Fn(&K, Span) -> String) {
     let mut seen: HashMap<K, Span> = HashMap::new();
     for (key, span) in items {
         if let Some(&first) = seen.get(&key) {
@@ -148,18 +144,19 @@ fn partitions(m: &Module, d: &mut Diagnostics) {
             }
         }
         for s in &p.sampling_ports {
-            if let Some(r) = &s.refresh_period {
-                if r.value.0 == 0 && s.direction.value == Direction::Destination {
-                    d.error(
-                        Rule::InvalidValue,
-                        r.span,
-                        format!(
-                            "sampling port \"{}\" of {} has RefreshRateSeconds 0; every message would be invalid",
-                            s.name.value,
-                            describe_partition(p)
-                        ),
-                    );
-                }
+            if let Some(r) = &s.refresh_period
+                && r.value.0 == 0
+                && s.direction.value == Direction::Destination
+            {
+                d.error(
+                    Rule::InvalidValue,
+                    r.span,
+                    format!(
+                        "sampling port \"{}\" of {} has RefreshRateSeconds 0; every message would be invalid",
+                        s.name.value,
+                        describe_partition(p)
+                    ),
+                );
             }
         }
     }
@@ -232,24 +229,25 @@ fn cores(m: &Module, d: &mut Diagnostics) {
                 );
             }
             let r = PartitionRef { span: pp.span, id: Some(pp.partition.clone()), name: None };
-            if let Some(p) = resolve(m, &r, Rule::UnknownReference, "<pt:Partition_Priority>", d) {
-                if let Some(first) = seen.insert(p.id.value, pp.span) {
-                    d.error(
-                        Rule::Duplicate,
-                        pp.span,
-                        format!("{} has two priorities on core {} (first at line {})", describe_partition(p), core.index, first.line),
-                    );
-                }
-            }
-        }
-        if core.policy == CorePolicy::FixedPriority && core.priorities.is_empty() {
-            if let Some(span) = core.span {
-                d.warning(
-                    Rule::PartitionNotScheduled,
-                    span,
-                    format!("FIXED_PRIORITY core {} serves no partition; add <pt:Partition_Priority> entries", core.index),
+            if let Some(p) = resolve(m, &r, Rule::UnknownReference, "<pt:Partition_Priority>", d)
+                && let Some(first) = seen.insert(p.id.value, pp.span)
+            {
+                d.error(
+                    Rule::Duplicate,
+                    pp.span,
+                    format!("{} has two priorities on core {} (first at line {})", describe_partition(p), core.index, first.line),
                 );
             }
+        }
+        if core.policy == CorePolicy::FixedPriority
+            && core.priorities.is_empty()
+            && let Some(span) = core.span
+        {
+            d.warning(
+                Rule::PartitionNotScheduled,
+                span,
+                format!("FIXED_PRIORITY core {} serves no partition; add <pt:Partition_Priority> entries", core.index),
+            );
         }
     }
     if m.cores_declared.is_none() {
@@ -468,9 +466,12 @@ fn overlaps(placed: &mut [(u32, &Window, &Partition)], sname: &str, d: &mut Diag
         let (core, w, p) = placed[i];
         // The latest-ending earlier window on the same core is the one to compare with.
         let earlier = placed[..i].iter().filter(|(c, _, _)| *c == core).max_by_key(|(_, ew, _)| ew.end());
-        if let Some(&(_, ew, ep)) = earlier {
-            if w.start.value < ew.end() && w.duration.value.0 > 0 && ew.duration.value.0 > 0 {
-                d.error(
+        if let Some(&(_, ew, ep)) = earlier
+            && w.start.value < ew.end()
+            && w.duration.value.0 > 0
+            && ew.duration.value.0 > 0
+        {
+            d.error(
                     Rule::WindowOverlap,
                     w.span,
                     format!(
@@ -485,7 +486,6 @@ fn overlaps(placed: &mut [(u32, &Window, &Partition)], sname: &str, d: &mut Diag
                         ew.end()
                     ),
                 );
-            }
         }
     }
 }
@@ -650,14 +650,14 @@ fn channels(m: &Module, d: &mut Diagnostics) {
                     ),
                 );
             }
-            if let Some((src, _)) = &source {
-                if src.size != dst.size {
-                    d.error(
+            if let Some((src, _)) = &source
+                && src.size != dst.size
+            {
+                d.error(
                         Rule::ChannelSizeMismatch,
                         span,
                         format!("channel {id}: MaxMessageSize of destination \"{}\" of partition {} is {}, of source \"{}\" of partition {} is {}; make them equal", dst.port, dst.partition, dst.size, src.port, src.partition, src.size),
                     );
-                }
             }
             if kind == PortKind::Queuing {
                 queuing_destinations += 1;
