@@ -27,7 +27,10 @@ pub fn module_xml(partitions: u32, cores: u32, schedules: u32) -> String {
     let _ = writeln!(x, "    </System_State_Entry>\n  </System_HM_Table>");
     for p in 1..=partitions {
         let crit = ["LEVEL_A", "LEVEL_B", "LEVEL_C", "LEVEL_D", "LEVEL_E"][(p % 5) as usize];
-        let _ = writeln!(x, r#"  <Partition PartitionIdentifier="{p}" PartitionName="P{p}" Criticality="{crit}" SystemPartition="false" EntryPoint="main" pt:Executable="bin/p{p}">"#);
+        let _ = writeln!(
+            x,
+            r#"  <Partition PartitionIdentifier="{p}" PartitionName="P{p}" Criticality="{crit}" SystemPartition="false" EntryPoint="main" pt:Executable="bin/p{p}">"#
+        );
         let _ = writeln!(x, r#"    <Sampling_Port Name="s_out" MaxMessageSize="64" Direction="SOURCE" RefreshRateSeconds="0.1"/>"#);
         let _ = writeln!(x, r#"    <Sampling_Port Name="s_in" MaxMessageSize="64" Direction="DESTINATION" RefreshRateSeconds="0.1"/>"#);
         let _ = writeln!(x, r#"    <Queuing_Port Name="q_out" MaxMessageSize="128" Direction="SOURCE" MaxNbMessages="8"/>"#);
@@ -35,7 +38,10 @@ pub fn module_xml(partitions: u32, cores: u32, schedules: u32) -> String {
         let _ = writeln!(x, r#"    <Process Name="main_loop" StackSize="65536"/>"#);
         let _ = writeln!(x, "  </Partition>");
         let _ = writeln!(x, r#"  <Partition_Memory PartitionIdentifier="{p}" PartitionName="P{p}">"#);
-        let _ = writeln!(x, r#"    <Memory_Requirements RegionName="data" Type="DATA" SizeBytes="0x100000" Access="READ_WRITE" pt:Colors="0-7"/>"#);
+        let _ = writeln!(
+            x,
+            r#"    <Memory_Requirements RegionName="data" Type="DATA" SizeBytes="0x100000" Access="READ_WRITE" pt:Colors="0-7"/>"#
+        );
         let _ = writeln!(x, "  </Partition_Memory>");
     }
     for s in 0..schedules {
@@ -83,8 +89,14 @@ pub fn module_xml(partitions: u32, cores: u32, schedules: u32) -> String {
         let next = p % partitions + 1;
         for (c, (out, inp)) in [("s_out", "s_in"), ("q_out", "q_in")].iter().enumerate() {
             let _ = writeln!(x, r#"    <Channel ChannelIdentifier="{}" ChannelName="c{p}_{c}">"#, 2 * p + c as u32 - 1);
-            let _ = writeln!(x, r#"      <Source><Standard_Partition PartitionIdentifier="{p}" PartitionName="P{p}" PortName="{out}"/></Source>"#);
-            let _ = writeln!(x, r#"      <Destination><Standard_Partition PartitionIdentifier="{next}" PartitionName="P{next}" PortName="{inp}"/></Destination>"#);
+            let _ = writeln!(
+                x,
+                r#"      <Source><Standard_Partition PartitionIdentifier="{p}" PartitionName="P{p}" PortName="{out}"/></Source>"#
+            );
+            let _ = writeln!(
+                x,
+                r#"      <Destination><Standard_Partition PartitionIdentifier="{next}" PartitionName="P{next}" PortName="{inp}"/></Destination>"#
+            );
             let _ = writeln!(x, "    </Channel>");
         }
     }

@@ -422,8 +422,13 @@ fn coverage(s: &ModuleSchedule, ps: &PartitionSchedule, p: &Partition, d: &mut D
     let period = ps.period.value.0;
     let need = ps.duration.value.0;
     let maf = s.major_frame.value.0;
-    let mut intervals: Vec<(i64, i64)> =
-        ps.windows.iter().filter(|w| w.duration.value.0 > 0).map(|w| (w.start.value.0, w.end().0.min(maf))).collect();
+    let mut intervals: Vec<(i64, i64)> = ps
+        .windows
+        .iter()
+        .filter(|w| w.duration.value.0 > 0)
+        .map(|w| (w.start.value.0, w.end().0.min(maf)))
+        .filter(|&(a, b)| b > a)
+        .collect();
     intervals.sort_unstable();
     let mut merged: Vec<(i64, i64)> = Vec::new();
     for (a, b) in intervals {
@@ -432,17 +437,54 @@ fn coverage(s: &ModuleSchedule, ps: &PartitionSchedule, p: &Partition, d: &mut D
             _ => merged.push((a, b)),
         }
     }
+    if need == 0 {
+        return;
+    }
     let periods = maf / period;
-    let mut short = Vec::new();
-    for k in 0..periods {
+    // Only periods holding a window edge can be partly covered; a period inside one merged
+    // interval is fully covered, one touched by none gets nothing. So the cost follows the
+    // number of windows, not the length of the frame.
+    let mut short: Vec<(i64, i64)> = Vec::new(); // (period index, time received), first few
+    let mut short_count: i64 = 0;
+    let received = |k: i64| -> i64 {
         let (lo, hi) = (k * period, (k + 1) * period);
-        let got: i64 = merged.iter().map(|&(a, b)| (b.min(hi) - a.max(lo)).max(0)).sum();
+        let from = merged.partition_point(|&(_, b)| b <= lo);
+        merged[from..].iter().take_while(|&&(a, _)| a < hi).map(|&(a, b)| (b.min(hi) - a.max(lo)).max(0)).sum()
+    };
+    let mut touched: Vec<i64> = Vec::new();
+    let mut next_untouched = 0i64;
+    for &(a, b) in &merged {
+        let (first, last) = (a / period, ((b - 1) / period).min(periods - 1));
+        // Periods before this interval that no interval reaches get nothing.
+        if first > next_untouched {
+            short_count += first - next_untouched;
+            if short.is_empty() {
+                short.push((next_untouched, 0));
+            }
+        }
+        for k in [first, last] {
+            if k >= next_untouched && touched.last() != Some(&k) {
+                touched.push(k);
+            }
+        }
+        next_untouched = next_untouched.max(last + 1);
+    }
+    if periods > next_untouched {
+        short_count += periods - next_untouched;
+        if short.is_empty() {
+            short.push((next_untouched, 0));
+        }
+    }
+    for k in touched {
+        let got = received(k);
         if got < need {
+            short_count += 1;
             short.push((k, got));
         }
     }
+    short.sort_unstable();
     if let Some(&(k, got)) = short.first() {
-        let more = if short.len() > 1 { format!(" ({} of {} periods are short)", short.len(), periods) } else { String::new() };
+        let more = if short_count > 1 { format!(" ({short_count} of {periods} periods are short)") } else { String::new() };
         d.error(
             Rule::PeriodNotCovered,
             ps.span,
@@ -462,30 +504,36 @@ fn coverage(s: &ModuleSchedule, ps: &PartitionSchedule, p: &Partition, d: &mut D
 
 fn overlaps(placed: &mut [(u32, &Window, &Partition)], sname: &str, d: &mut Diagnostics) {
     placed.sort_by_key(|(core, w, _)| (*core, w.start.value, w.end()));
-    for i in 1..placed.len() {
-        let (core, w, p) = placed[i];
-        // The latest-ending earlier window on the same core is the one to compare with.
-        let earlier = placed[..i].iter().filter(|(c, _, _)| *c == core).max_by_key(|(_, ew, _)| ew.end());
-        if let Some(&(_, ew, ep)) = earlier
-            && w.start.value < ew.end()
-            && w.duration.value.0 > 0
-            && ew.duration.value.0 > 0
-        {
-            d.error(
-                    Rule::WindowOverlap,
-                    w.span,
-                    format!(
-                        "window {} of {} [{}, {}) overlaps window {} of {} [{}, {}) on core {core} in schedule \"{sname}\"; windows on one core must not overlap",
-                        w.id.value,
-                        describe_partition(p),
-                        w.start.value,
-                        w.end(),
-                        ew.id.value,
-                        describe_partition(ep),
-                        ew.start.value,
-                        ew.end()
-                    ),
-                );
+    // The latest-ending earlier window on the same core is the one a window may overlap.
+    let mut latest: Option<(u32, &Window, &Partition)> = None;
+    for &(core, w, p) in placed.iter() {
+        if w.duration.value.0 <= 0 {
+            continue;
+        }
+        match latest {
+            Some((c, ew, ep)) if c == core => {
+                if w.start.value < ew.end() {
+                    d.error(
+                        Rule::WindowOverlap,
+                        w.span,
+                        format!(
+                            "window {} of {} [{}, {}) overlaps window {} of {} [{}, {}) on core {core} in schedule \"{sname}\"; windows on one core must not overlap",
+                            w.id.value,
+                            describe_partition(p),
+                            w.start.value,
+                            w.end(),
+                            ew.id.value,
+                            describe_partition(ep),
+                            ew.start.value,
+                            ew.end()
+                        ),
+                    );
+                }
+                if w.end() > ew.end() {
+                    latest = Some((core, w, p));
+                }
+            }
+            _ => latest = Some((core, w, p)),
         }
     }
 }

@@ -15,7 +15,11 @@ fn root() -> PathBuf {
 }
 
 fn seeds() -> Vec<Vec<u8>> {
-    let mut out: Vec<Vec<u8>> = files_in(&root().join("examples")).into_iter().filter(|p| p.extension().is_some_and(|e| e == "xml")).map(|p| std::fs::read(p).unwrap()).collect();
+    let mut out: Vec<Vec<u8>> = files_in(&root().join("examples"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "xml"))
+        .map(|p| std::fs::read(p).unwrap())
+        .collect();
     out.extend(files_in(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/valid")).into_iter().map(|p| std::fs::read(p).unwrap()));
     out
 }
@@ -118,4 +122,20 @@ fn tempfile_dir() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("partita-robustness-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+#[test]
+fn a_huge_major_frame_is_checked_in_bounded_time_and_memory() {
+    let xml = r#"<ARINC_653_Module ModuleName="M" xmlns:pt="urn:partita:1">
+  <Partition PartitionIdentifier="1" PartitionName="A" pt:Executable="a"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="s" MajorFrameSeconds="1e9">
+    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.005" PeriodDurationSeconds="0.001">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.001"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+</ARINC_653_Module>"#;
+    let checked = fuzz_one(xml.as_bytes(), Path::new("/nonexistent"));
+    let e: Vec<_> = checked.errors().collect();
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert!(e[0].message.contains("199999999999 of 200000000000 periods are short"), "{}", e[0].message);
 }

@@ -105,7 +105,10 @@ fn malformed_time() {
 
 #[test]
 fn missing_attribute() {
-    let xml = edit(r#"<Queuing_Port Name="qin" MaxMessageSize="16" Direction="DESTINATION" MaxNbMessages="4"/>"#, r#"<Queuing_Port Name="qin" MaxMessageSize="16" Direction="DESTINATION"/>"#);
+    let xml = edit(
+        r#"<Queuing_Port Name="qin" MaxMessageSize="16" Direction="DESTINATION" MaxNbMessages="4"/>"#,
+        r#"<Queuing_Port Name="qin" MaxMessageSize="16" Direction="DESTINATION"/>"#,
+    );
     assert_single(&xml, "missing-attribute", r#"Name="qin""#, &["MaxNbMessages"]);
 }
 
@@ -136,31 +139,48 @@ fn duplicate_partition_name() {
 
 #[test]
 fn unknown_partition_reference() {
-    let xml = edit(r#"<Partition_Schedule PartitionIdentifier="2" PartitionName="B""#, r#"<Partition_Schedule PartitionIdentifier="9" PartitionName="B""#);
+    let xml = edit(
+        r#"<Partition_Schedule PartitionIdentifier="2" PartitionName="B""#,
+        r#"<Partition_Schedule PartitionIdentifier="9" PartitionName="B""#,
+    );
     let e = errors_of(&xml);
-    assert!(e.iter().any(|d| d.rule.code() == "unknown-reference" && d.message.contains("PartitionIdentifier 9") && d.message.contains("known: 1, 2")), "{e:#?}");
+    assert!(
+        e.iter().any(|d| d.rule.code() == "unknown-reference"
+            && d.message.contains("PartitionIdentifier 9")
+            && d.message.contains("known: 1, 2")),
+        "{e:#?}"
+    );
 }
 
 #[test]
 fn identifier_and_name_disagree() {
-    let xml = edit(r#"<Partition_Schedule PartitionIdentifier="2" PartitionName="B""#, r#"<Partition_Schedule PartitionIdentifier="2" PartitionName="A""#);
+    let xml = edit(
+        r#"<Partition_Schedule PartitionIdentifier="2" PartitionName="B""#,
+        r#"<Partition_Schedule PartitionIdentifier="2" PartitionName="A""#,
+    );
     let e = errors_of(&xml);
     assert!(e.iter().any(|d| d.rule.code() == "unknown-reference" && d.message.contains("do not agree")), "{e:#?}");
 }
 
 #[test]
 fn window_outside_major_frame() {
-    let xml = edit(r#"WindowStartSeconds="0.02" WindowDurationSeconds="0.005""#, r#"WindowStartSeconds="0.038" WindowDurationSeconds="0.005""#);
+    let xml =
+        edit(r#"WindowStartSeconds="0.02" WindowDurationSeconds="0.005""#, r#"WindowStartSeconds="0.038" WindowDurationSeconds="0.005""#);
     let e = errors_of(&xml);
     let w: Vec<_> = e.iter().filter(|d| d.rule.code() == "window-outside-frame").collect();
     assert_eq!(w.len(), 1, "{e:#?}");
     assert_eq!(w[0].line, line_of(&xml, "0.038"));
-    assert!(w[0].message.contains("window 2 of partition 1 \"A\"") && w[0].message.contains("43 ms") && w[0].message.contains("40 ms"), "{}", w[0].message);
+    assert!(
+        w[0].message.contains("window 2 of partition 1 \"A\"") && w[0].message.contains("43 ms") && w[0].message.contains("40 ms"),
+        "{}",
+        w[0].message
+    );
 }
 
 #[test]
 fn overlapping_windows_on_one_core() {
-    let xml = edit(r#"WindowStartSeconds="0.005" WindowDurationSeconds="0.01""#, r#"WindowStartSeconds="0.004" WindowDurationSeconds="0.01""#);
+    let xml =
+        edit(r#"WindowStartSeconds="0.005" WindowDurationSeconds="0.01""#, r#"WindowStartSeconds="0.004" WindowDurationSeconds="0.01""#);
     let e = errors_of(&xml);
     let w: Vec<_> = e.iter().filter(|d| d.rule.code() == "window-overlap").collect();
     assert_eq!(w.len(), 1, "{e:#?}");
@@ -176,7 +196,8 @@ fn windows_at_the_same_time_on_two_cores_are_a_multicore_partition() {
 
 #[test]
 fn period_not_covered() {
-    let xml = edit(r#"WindowStartSeconds="0.02" WindowDurationSeconds="0.005""#, r#"WindowStartSeconds="0.02" WindowDurationSeconds="0.004""#);
+    let xml =
+        edit(r#"WindowStartSeconds="0.02" WindowDurationSeconds="0.005""#, r#"WindowStartSeconds="0.02" WindowDurationSeconds="0.004""#);
     assert_single(
         &xml,
         "period-not-covered",
@@ -203,13 +224,19 @@ fn channel_unknown_port() {
 
 #[test]
 fn channel_unknown_partition() {
-    let xml = edit(r#"<Destination><Standard_Partition PartitionIdentifier="2" PartitionName="B" PortName="in"/>"#, r#"<Destination><Standard_Partition PartitionIdentifier="7" PortName="in"/>"#);
+    let xml = edit(
+        r#"<Destination><Standard_Partition PartitionIdentifier="2" PartitionName="B" PortName="in"/>"#,
+        r#"<Destination><Standard_Partition PartitionIdentifier="7" PortName="in"/>"#,
+    );
     assert_single(&xml, "channel-unknown", r#"PartitionIdentifier="7""#, &["channel 1", "PartitionIdentifier 7"]);
 }
 
 #[test]
 fn channel_against_direction() {
-    let xml = edit(r#"<Sampling_Port Name="in" MaxMessageSize="64" Direction="DESTINATION""#, r#"<Sampling_Port Name="in" MaxMessageSize="64" Direction="SOURCE""#);
+    let xml = edit(
+        r#"<Sampling_Port Name="in" MaxMessageSize="64" Direction="DESTINATION""#,
+        r#"<Sampling_Port Name="in" MaxMessageSize="64" Direction="SOURCE""#,
+    );
     assert_single(&xml, "channel-direction", r#"PortName="in""#, &["\"in\"", "destination", "SOURCE"]);
 }
 
@@ -223,7 +250,12 @@ fn channel_size_mismatch() {
 fn channel_kind_mismatch() {
     let xml = edit(r#"PortName="in""#, r#"PortName="qin""#);
     let e = errors_of(&xml);
-    assert!(e.iter().any(|d| d.rule.code() == "channel-kind-mismatch" && d.line == line_of(&xml, r#"PortName="qin"/></Destination>"#) && d.message.contains("sampling source to queuing port")), "{e:#?}");
+    assert!(
+        e.iter().any(|d| d.rule.code() == "channel-kind-mismatch"
+            && d.line == line_of(&xml, r#"PortName="qin"/></Destination>"#)
+            && d.message.contains("sampling source to queuing port")),
+        "{e:#?}"
+    );
 }
 
 #[test]
@@ -261,7 +293,10 @@ fn core_outside_declared_cores() {
 
 #[test]
 fn fixed_priority_core_with_windows() {
-    let xml = edit(r#"<pt:Core Id="1" Policy="CYCLIC"/>"#, r#"<pt:Core Id="1" Policy="FIXED_PRIORITY"><pt:Partition_Priority PartitionIdentifier="2" Priority="3"/></pt:Core>"#);
+    let xml = edit(
+        r#"<pt:Core Id="1" Policy="CYCLIC"/>"#,
+        r#"<pt:Core Id="1" Policy="FIXED_PRIORITY"><pt:Partition_Priority PartitionIdentifier="2" Priority="3"/></pt:Core>"#,
+    );
     assert_single(&xml, "fixed-priority-with-windows", r#"pt:Core="1""#, &["core 1", "FIXED_PRIORITY"]);
 }
 
@@ -283,7 +318,9 @@ fn partition_absent_from_a_schedule_is_a_warning() {
     let xml = BASE.replace("</Module_Schedule>", "</Module_Schedule>\n  <Module_Schedule ScheduleIdentifier=\"2\" ScheduleName=\"startup\" MajorFrameSeconds=\"0.1\">\n    <Partition_Schedule PartitionIdentifier=\"1\" PeriodSeconds=\"0.1\" PeriodDurationSeconds=\"0.1\">\n      <Window_Schedule WindowIdentifier=\"1\" WindowStartSeconds=\"0\" WindowDurationSeconds=\"0.1\"/>\n    </Partition_Schedule>\n  </Module_Schedule>");
     let checked = check_text(&xml, Path::new("/nonexistent"));
     assert!(checked.is_valid(), "{:#?}", checked.diagnostics);
-    assert!(checked.warnings().any(|w| w.rule.code() == "partition-not-scheduled" && w.message.contains("partition 2 \"B\"") && w.message.contains("\"startup\"")));
+    assert!(checked.warnings().any(|w| w.rule.code() == "partition-not-scheduled"
+        && w.message.contains("partition 2 \"B\"")
+        && w.message.contains("\"startup\"")));
 }
 
 #[test]
@@ -353,7 +390,9 @@ fn elements_of_other_namespaces_are_not_partita_elements() {
 
 #[test]
 fn extension_names_in_messages_use_pt_whatever_the_prefix() {
-    let xml = edit(r#"<pt:Core Id="1" Policy="CYCLIC"/>"#, r#"<pt:Core Id="1" Policy="ROUND_ROBIN"/>"#).replace("xmlns:pt=", "xmlns:q=").replace("pt:", "q:");
+    let xml = edit(r#"<pt:Core Id="1" Policy="CYCLIC"/>"#, r#"<pt:Core Id="1" Policy="ROUND_ROBIN"/>"#)
+        .replace("xmlns:pt=", "xmlns:q=")
+        .replace("pt:", "q:");
     let e = errors_of(&xml);
     assert!(e.iter().any(|d| d.message.contains("of <pt:Core>") && d.message.contains("ROUND_ROBIN")), "{e:#?}");
 }
