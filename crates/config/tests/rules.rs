@@ -406,3 +406,12 @@ fn unnumbered_schedules_get_unused_identifiers() {
     assert_eq!(ids, [2, 1]);
     assert!(checked.errors().all(|d| d.rule.code() != "duplicate"), "{:#?}", checked.diagnostics);
 }
+
+#[test]
+fn a_file_cut_inside_a_tag_is_reported_at_its_end() {
+    let cut = &BASE[..BASE.find("MaxNbMessages=\"4\"/>\n  </Partition>\n  <Partition").unwrap() + 5];
+    let e = errors_of(cut);
+    assert_eq!(e.len(), 1, "{e:#?}");
+    assert_eq!((e[0].rule.code(), e[0].line), ("xml-malformed", cut.lines().count() as u32), "{e:?}");
+    assert!(e[0].message.contains("truncated"), "{}", e[0].message);
+}

@@ -32,14 +32,16 @@ pub fn parse(text: &str, base_dir: &Path, diags: &mut Diagnostics) -> Option<Mod
             let pos = e.pos();
             // roxmltree reports some errors at 1:1; point where the problem is instead.
             let span = match &e {
-                roxmltree::Error::UnclosedRootNode | roxmltree::Error::NoRootNode => lines.span(text.trim_end().len()),
+                roxmltree::Error::UnclosedRootNode | roxmltree::Error::NoRootNode | roxmltree::Error::UnexpectedEndOfStream => lines.span(text.trim_end().len()),
                 roxmltree::Error::DtdDetected => lines.span(text.find("<!DOCTYPE").unwrap_or(0)),
                 _ => Span { line: pos.row, column: pos.col },
             };
             let message = match e {
                 roxmltree::Error::DtdDetected => "a DTD is not allowed in a module configuration".to_string(),
                 roxmltree::Error::NodesLimitReached => format!("more than {NODES_LIMIT} XML nodes; this is not a module configuration"),
-                roxmltree::Error::UnclosedRootNode => "malformed XML: the file ends before </ARINC_653_Module> (truncated?)".to_string(),
+                roxmltree::Error::UnclosedRootNode | roxmltree::Error::UnexpectedEndOfStream => {
+                    "malformed XML: the file ends before </ARINC_653_Module> (truncated?)".to_string()
+                }
                 other => format!("malformed XML: {other}"),
             };
             diags.error(Rule::XmlMalformed, span, message);
