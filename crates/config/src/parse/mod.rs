@@ -32,7 +32,9 @@ pub fn parse(text: &str, base_dir: &Path, diags: &mut Diagnostics) -> Option<Mod
             let pos = e.pos();
             // roxmltree reports some errors at 1:1; point where the problem is instead.
             let span = match &e {
-                roxmltree::Error::UnclosedRootNode | roxmltree::Error::NoRootNode | roxmltree::Error::UnexpectedEndOfStream => lines.span(text.trim_end().len()),
+                roxmltree::Error::UnclosedRootNode | roxmltree::Error::NoRootNode | roxmltree::Error::UnexpectedEndOfStream => {
+                    lines.span(text.trim_end().len())
+                }
                 roxmltree::Error::DtdDetected => lines.span(text.find("<!DOCTYPE").unwrap_or(0)),
                 _ => Span { line: pos.row, column: pos.col },
             };
