@@ -126,7 +126,7 @@ pub fn synthesize(request: &Path, output: &Path, json: bool) -> ExitCode {
             if json {
                 let doc = serde_json::json!({
                     "schema": "partita-synthesis/1", "file": file, "output": null, "schedulable": false,
-                    "report": [], "cores": [], "diagnostics": diagnostics,
+                    "reasons": ["the request is not a usable module configuration (see diagnostics)"], "report": [], "cores": [], "diagnostics": diagnostics,
                 });
                 println!("{}", serde_json::to_string_pretty(&doc).expect("serializable"));
                 return exit::invalid();
@@ -143,6 +143,8 @@ pub fn synthesize(request: &Path, output: &Path, json: bool) -> ExitCode {
             file: &'a str,
             output: Option<String>,
             schedulable: bool,
+            /// Why not, when not schedulable (also in `report`).
+            reasons: &'a [String],
             report: &'a [String],
             cores: &'a [synth::CoreAssignment],
         }
@@ -152,6 +154,7 @@ pub fn synthesize(request: &Path, output: &Path, json: bool) -> ExitCode {
             file: &file,
             output: out,
             schedulable: result.schedulable,
+            reasons: &result.reasons,
             report: &result.report,
             cores: &result.cores,
         };

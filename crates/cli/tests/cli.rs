@@ -111,6 +111,17 @@ fn golden_json_of_check_and_schedule() {
         golden(&format!("schedule-{stem}.json"), &stdout(&partita(&["schedule", "--json", &ex]).code(0)));
     }
     golden("check-two-errors.json", &stdout(&partita(&["check", "--json", "crates/cli/tests/data/two-errors.xml"]).code(1)));
+    // Synthesis: the verdict document, and the configuration it writes.
+    let out = "target/golden-synthesis-request.xml";
+    golden(
+        "synthesis-request.json",
+        &stdout(&partita(&["schedule", "--synthesize", "crates/cli/tests/data/request.xml", "-o", out, "--json"]).code(0)),
+    );
+    golden("synthesis-request.xml", &std::fs::read_to_string(workspace().join(out)).unwrap());
+    golden(
+        "synthesis-overloaded.json",
+        &stdout(&partita(&["schedule", "--synthesize", "crates/cli/tests/data/overloaded.xml", "-o", out, "--json"]).code(1)),
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Partition-to-core assignment: which CYCLIC core each partition to place goes on, and why not.
 
 use super::table::{Miss, Sim, SimTask};
-use super::{CoreSlot, Task, pct, secs, share};
+use super::{CoreSlot, Task, miss_text, pct, secs, share};
 use std::cmp::Reverse;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -74,16 +74,10 @@ pub(super) fn refusal_reason(sname: &str, tasks: &[Task], t: usize, refusals: &[
         .map(|r| match r {
             Refusal::Full { core, load_with } => format!("core {core} would be at {}", pct(share(*load_with, frame))),
             Refusal::Miss { core, load_with, task: victim, miss } => {
-                let v = &tasks[*victim];
                 format!(
-                    "core {core} ({} with it) has room by utilization, but around its kept windows {} would get only {} of its {} in period {} [{}, {})",
+                    "core {core} ({} with it) has room by utilization, but around its kept windows {}",
                     pct(share(*load_with, frame)),
-                    v.label(),
-                    secs(miss.got),
-                    secs(v.budget),
-                    miss.period_index,
-                    secs(miss.period_index * v.period),
-                    secs((miss.period_index + 1) * v.period)
+                    miss_text(&tasks[*victim], miss, "would get")
                 )
             }
         })

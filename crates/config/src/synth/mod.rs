@@ -222,6 +222,20 @@ fn secs(ns: i64) -> String {
     format!("{} s", Nanos(ns).to_seconds_string())
 }
 
+/// "partition 3 \"B\" gets only 0.01 s of its 0.02 s in period 2 [0.08 s, 0.12 s)", with `gets`
+/// as the verb.
+fn miss_text(t: &Task, miss: &table::Miss, gets: &str) -> String {
+    format!(
+        "{} {gets} only {} of its {} in period {} [{}, {})",
+        t.label(),
+        secs(miss.got),
+        secs(t.budget),
+        miss.period_index,
+        secs(miss.period_index * t.period),
+        secs((miss.period_index + 1) * t.period)
+    )
+}
+
 fn pct(share: f64) -> String {
     format!("{:.2} %", share * 100.0)
 }
@@ -385,16 +399,7 @@ fn plan_schedule(m: &Module, s: &ModuleSchedule, out: &mut Outcome) {
         };
         if let Some(miss) = table.misses.first() {
             let t = &tasks[members[miss.task]];
-            out.reasons.push(format!(
-                "{sname}: on core {} {} gets only {} of its {} in period {} [{}, {})",
-                slot.index,
-                t.label(),
-                secs(miss.got),
-                secs(t.budget),
-                miss.period_index,
-                secs(miss.period_index * t.period),
-                secs((miss.period_index + 1) * t.period)
-            ));
+            out.reasons.push(format!("{sname}: on core {} {}", slot.index, miss_text(t, miss, "gets")));
         }
         let mut count = 0;
         for (i, &t) in members.iter().enumerate() {
@@ -442,7 +447,8 @@ fn push_core_assignments(
             .collect();
         partitions.sort_by_key(|p| (Reverse(p.criticality.map_or(-1, |c| c.rank() as i8)), p.id));
         partitions.extend(slot.kept.iter().cloned());
-        let utilization: f64 = partitions.iter().map(|p| p.utilization).sum();
+        // Starting from +0.0: an empty f64 sum is -0.0, which prints as "-0.00 %".
+        let utilization: f64 = partitions.iter().map(|p| p.utilization).fold(0.0, |a, b| a + b);
         let list: Vec<String> = partitions
             .iter()
             .map(|p| {
@@ -460,7 +466,7 @@ fn push_core_assignments(
             "  core {}: utilization {}{}{}",
             slot.index,
             pct(utilization),
-            if list.is_empty() { "" } else { " - " },
+            if list.is_empty() { ", " } else { " - " },
             if list.is_empty() { "idle".to_string() } else { list.join(", ") }
         ));
         out.cores.push(CoreAssignment {
