@@ -174,3 +174,16 @@ fn unschedulable_request_exits_1_and_writes_nothing() {
     assert!(stdout(&a).to_lowercase().contains("not schedulable") || stderr(&a).to_lowercase().contains("not schedulable"));
     assert!(!out.exists());
 }
+
+#[test]
+fn unusable_synthesis_request_gives_a_json_document_with_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.xml");
+    let a = partita(&["schedule", "--synthesize", "crates/cli/tests/data/two-errors.xml", "-o", out.to_str().unwrap(), "--json"]).code(1);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&a)).unwrap();
+    assert_eq!(doc["schedulable"], false);
+    let rules: Vec<&str> =
+        doc["diagnostics"].as_array().unwrap().iter().filter(|d| d["severity"] == "error").map(|d| d["rule"].as_str().unwrap()).collect();
+    assert!(rules.contains(&"window-overlap") && rules.contains(&"hm-unknown-action"), "{rules:?}");
+    assert!(!out.exists());
+}
