@@ -1,0 +1,408 @@
+//! Shared-memory layouts between the module (`partita run`) and the partition runtime
+//! (`partita-apex`). Everything is `#[repr(C)]`, fixed-size and made of atomics, because two
+//! processes that do not trust each other read and write it concurrently. `no_std`, so that a
+//! bare-metal guest runtime can use the same layouts later.
+//!
+//! Protocol, in short:
+//! - The module creates one [`ControlBlock`] per partition in a memfd and passes it to the
+//!   partition program as file descriptor [`CONTROL_FD`]; an eventfd, [`DOORBELL_FD`], lets the
+//!   partition ring the module when it posts a [`Request`].
+//! - Times are `CLOCK_MONOTONIC` nanoseconds. `epoch_ns` is the start of the first major frame;
+//!   APEX `GET_TIME` is `now - epoch_ns`.
+//! - At each window start on a core, the module's scheduler thread stores the planned instant in
+//!   the partition's [`CoreProbe`] and wakes its futex; the partition's probe thread (the highest
+//!   priority thread of the partition on that core) stores when it actually ran. That instant
+//!   minus the planned boundary is the partition switch cost (PCS).
+//! - Partition-side events (mode changes, process start/stop/release, missed deadlines) go
+//!   through the [`TraceRing`]; the module drains it into the trace file.
+
+#![no_std]
+
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
+
+/// `b"PARTITA1"` read as a little-endian u64.
+pub const ABI_MAGIC: u64 = u64::from_le_bytes(*b"PARTITA1");
+pub const ABI_VERSION: u32 = 1;
+
+/// File descriptor of the control block memfd in a partition program.
+pub const CONTROL_FD: i32 = 3;
+/// File descriptor of the doorbell eventfd in a partition program.
+pub const DOORBELL_FD: i32 = 4;
+/// Environment variable that says the program runs under Partita (value: the partition id).
+pub const ENV_PARTITION: &str = "PARTITA_PARTITION";
+
+pub const MAX_CORES: usize = 16;
+pub const MAX_SCHEDULES: usize = 8;
+pub const NAME_LEN: usize = 32;
+pub const TRACE_CAPACITY: usize = 4096;
+
+/// ARINC 653 operating modes, with the standard's values.
+pub mod mode {
+    pub const IDLE: u32 = 0;
+    pub const COLD_START: u32 = 1;
+    pub const WARM_START: u32 = 2;
+    pub const NORMAL: u32 = 3;
+}
+
+/// ARINC 653 START_CONDITION_TYPE values.
+pub mod start_condition {
+    pub const NORMAL_START: u32 = 0;
+    pub const PARTITION_RESTART: u32 = 1;
+    pub const HM_MODULE_RESTART: u32 = 2;
+    pub const HM_PARTITION_RESTART: u32 = 3;
+}
+
+/// A fixed-size, NUL-padded name.
+pub fn name_bytes(name: &str) -> [u8; NAME_LEN] {
+    let mut out = [0u8; NAME_LEN];
+    let n = name.len().min(NAME_LEN - 1);
+    out[..n].copy_from_slice(&name.as_bytes()[..n]);
+    out
+}
+
+/// The part of a name before its first NUL.
+pub fn name_str(bytes: &[u8; NAME_LEN]) -> &str {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(NAME_LEN);
+    core::str::from_utf8(&bytes[..end]).unwrap_or("")
+}
+
+#[repr(C)]
+pub struct ControlBlock {
+    pub magic: u64,
+    pub version: u32,
+    /// `size_of::<ControlBlock>()`, checked by the partition runtime.
+    pub size: u32,
+    pub partition_id: u32,
+    /// 0 = LEVEL_A .. 4 = LEVEL_E, 255 = not given.
+    pub criticality: u32,
+    pub system_partition: u32,
+    /// Number of valid entries in `host_cpus` / `module_cores`.
+    pub core_count: u32,
+    pub name: [u8; NAME_LEN],
+    /// Host CPU of each module core the partition has windows (or a priority) on.
+    pub host_cpus: [u32; MAX_CORES],
+    /// The module core index of each entry of `host_cpus`.
+    pub module_cores: [u32; MAX_CORES],
+    /// CLOCK_MONOTONIC of the start of the first major frame.
+    pub epoch_ns: i64,
+    pub status: PartitionStatus,
+    pub schedule: ScheduleState,
+    pub schedule_count: u32,
+    pub _pad: u32,
+    pub schedules: [ScheduleEntry; MAX_SCHEDULES],
+    pub request: Request,
+    pub probes: [CoreProbe; MAX_CORES],
+    pub trace: TraceRing,
+}
+
+/// What the module says about the partition; the runtime also writes `operating_mode` when it
+/// goes from COLD_START/WARM_START to NORMAL (that needs no module action).
+#[repr(C)]
+pub struct PartitionStatus {
+    pub operating_mode: AtomicU32,
+    pub start_condition: AtomicU32,
+    /// How many times the module restarted the partition.
+    pub restarts: AtomicU32,
+    /// 1 while the module is running, 0 once it shuts down (the runtime then stops).
+    pub module_running: AtomicU32,
+}
+
+/// The module schedule in force, published by the module with a sequence lock (`seq` odd
+/// while it writes).
+#[repr(C)]
+pub struct ScheduleState {
+    pub seq: AtomicU32,
+    pub current_id: AtomicU32,
+    pub next_id: AtomicU32,
+    pub _pad: AtomicU32,
+    /// CLOCK_MONOTONIC when the current schedule began (a major frame boundary).
+    pub started_ns: AtomicI64,
+    pub time_of_last_switch_ns: AtomicI64,
+    /// The partition's period and duration in the current schedule (0 if absent from it).
+    pub period_ns: AtomicI64,
+    pub duration_ns: AtomicI64,
+}
+
+/// A consistent copy of [`ScheduleState`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScheduleSnapshot {
+    pub current_id: u32,
+    pub next_id: u32,
+    pub started_ns: i64,
+    pub time_of_last_switch_ns: i64,
+    pub period_ns: i64,
+    pub duration_ns: i64,
+}
+
+impl ScheduleState {
+    /// Writer side (module only): publish a new state.
+    pub fn publish(&self, s: &ScheduleSnapshot) {
+        let seq = self.seq.load(Ordering::Relaxed);
+        self.seq.store(seq.wrapping_add(1), Ordering::Relaxed);
+        core::sync::atomic::fence(Ordering::Release);
+        self.current_id.store(s.current_id, Ordering::Relaxed);
+        self.next_id.store(s.next_id, Ordering::Relaxed);
+        self.started_ns.store(s.started_ns, Ordering::Relaxed);
+        self.time_of_last_switch_ns.store(s.time_of_last_switch_ns, Ordering::Relaxed);
+        self.period_ns.store(s.period_ns, Ordering::Relaxed);
+        self.duration_ns.store(s.duration_ns, Ordering::Relaxed);
+        self.seq.store(seq.wrapping_add(2), Ordering::Release);
+    }
+
+    /// Reader side: a consistent snapshot (retries while the module writes).
+    pub fn read(&self) -> ScheduleSnapshot {
+        loop {
+            let before = self.seq.load(Ordering::Acquire);
+            if before % 2 == 1 {
+                core::hint::spin_loop();
+                continue;
+            }
+            let s = ScheduleSnapshot {
+                current_id: self.current_id.load(Ordering::Relaxed),
+                next_id: self.next_id.load(Ordering::Relaxed),
+                started_ns: self.started_ns.load(Ordering::Relaxed),
+                time_of_last_switch_ns: self.time_of_last_switch_ns.load(Ordering::Relaxed),
+                period_ns: self.period_ns.load(Ordering::Relaxed),
+                duration_ns: self.duration_ns.load(Ordering::Relaxed),
+            };
+            core::sync::atomic::fence(Ordering::Acquire);
+            if self.seq.load(Ordering::Relaxed) == before {
+                return s;
+            }
+        }
+    }
+}
+
+/// One configured module schedule, as the partition sees it (written once before start).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ScheduleEntry {
+    pub id: u32,
+    pub _pad: u32,
+    pub name: [u8; NAME_LEN],
+    pub major_frame_ns: i64,
+    /// The partition's period and duration in this schedule (0 if absent from it).
+    pub period_ns: i64,
+    pub duration_ns: i64,
+}
+
+impl ScheduleEntry {
+    pub const EMPTY: ScheduleEntry = ScheduleEntry { id: 0, _pad: 0, name: [0; NAME_LEN], major_frame_ns: 0, period_ns: 0, duration_ns: 0 };
+}
+
+/// Requests a partition makes of the module; posted by bumping `seq` after writing
+/// `kind`/`arg`, then writing 1 to the doorbell eventfd. The module acknowledges by copying
+/// `seq` into `done`.
+#[repr(C)]
+pub struct Request {
+    pub seq: AtomicU32,
+    pub kind: AtomicU32,
+    pub arg: AtomicU32,
+    pub done: AtomicU32,
+}
+
+pub mod request {
+    /// SET_PARTITION_MODE(arg) for IDLE, COLD_START or WARM_START (the module restarts or idles it).
+    pub const SET_MODE: u32 = 1;
+    /// SET_MODULE_SCHEDULE(arg): takes effect at the end of the current major frame.
+    pub const SET_MODULE_SCHEDULE: u32 = 2;
+}
+
+/// Per-core window-start probe (see the crate documentation).
+#[repr(C)]
+pub struct CoreProbe {
+    /// Futex word: the module increments it and wakes; the probe thread waits on it.
+    pub wake: AtomicU32,
+    pub _pad: AtomicU32,
+    /// CLOCK_MONOTONIC of the window start the module planned.
+    pub planned_ns: AtomicI64,
+    /// CLOCK_MONOTONIC when the probe thread ran for that window start.
+    pub running_ns: AtomicI64,
+    /// CLOCK_MONOTONIC when the first ARINC process ran after that (first-process dispatch).
+    pub dispatched_ns: AtomicI64,
+}
+
+/// Kinds of partition-side trace events.
+pub mod event {
+    /// a = previous mode, b = new mode.
+    pub const MODE_CHANGE: u32 = 1;
+    /// process started (START/DELAYED_START); a = process id, b = release time (ns since epoch).
+    pub const PROCESS_START: u32 = 2;
+    /// process stopped; a = process id.
+    pub const PROCESS_STOP: u32 = 3;
+    /// periodic release; a = process id, b = deadline (ns since epoch).
+    pub const PROCESS_RELEASE: u32 = 4;
+    /// a = process id, b = the deadline it missed (ns since epoch).
+    pub const DEADLINE_MISSED: u32 = 5;
+    /// process suspended / resumed; a = process id.
+    pub const PROCESS_SUSPEND: u32 = 6;
+    pub const PROCESS_RESUME: u32 = 7;
+    /// process created; a = process id, b = priority.
+    pub const PROCESS_CREATE: u32 = 8;
+    /// first process dispatch after a window start; a = process id, b = window start (planned).
+    pub const PROCESS_DISPATCH: u32 = 9;
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TraceEvent {
+    /// ns since the module epoch.
+    pub t_ns: i64,
+    pub kind: u32,
+    /// Module core index.
+    pub core: u32,
+    pub a: i64,
+    pub b: i64,
+}
+
+#[repr(C)]
+pub struct TraceSlot {
+    seq: AtomicU64,
+    event: UnsafeCell<TraceEvent>,
+}
+
+/// Bounded multi-producer (partition threads), single-consumer (module) ring. A full ring
+/// drops the event and counts it; it never blocks a partition.
+#[repr(C)]
+pub struct TraceRing {
+    head: AtomicU64,
+    tail: AtomicU64,
+    pub dropped: AtomicU64,
+    slots: [TraceSlot; TRACE_CAPACITY],
+}
+
+// SAFETY: slots are handed between threads through the per-slot sequence numbers (acquire /
+// release), so a slot's event is only accessed by the one thread that owns it at the time.
+unsafe impl Sync for TraceRing {}
+
+impl TraceRing {
+    /// Prepares a zeroed ring (the module does this once on a fresh control block).
+    pub fn init(&self) {
+        for (i, s) in self.slots.iter().enumerate() {
+            s.seq.store(i as u64, Ordering::Relaxed);
+        }
+        self.head.store(0, Ordering::Relaxed);
+        self.tail.store(0, Ordering::Relaxed);
+        self.dropped.store(0, Ordering::Release);
+    }
+
+    /// Producer side; false (and counted) when the ring is full.
+    pub fn push(&self, e: TraceEvent) -> bool {
+        let mask = TRACE_CAPACITY as u64 - 1;
+        let mut pos = self.head.load(Ordering::Relaxed);
+        loop {
+            let slot = &self.slots[(pos & mask) as usize];
+            let seq = slot.seq.load(Ordering::Acquire);
+            if seq == pos {
+                match self.head.compare_exchange_weak(pos, pos + 1, Ordering::Relaxed, Ordering::Relaxed) {
+                    Ok(_) => {
+                        // SAFETY: winning the CAS for `pos` makes this thread the only writer of
+                        // the slot until it publishes `pos + 1`.
+                        unsafe { *slot.event.get() = e };
+                        slot.seq.store(pos + 1, Ordering::Release);
+                        return true;
+                    }
+                    Err(now) => pos = now,
+                }
+            } else if seq < pos {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                return false;
+            } else {
+                pos = self.head.load(Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Consumer side (one thread only).
+    pub fn pop(&self) -> Option<TraceEvent> {
+        let pos = self.tail.load(Ordering::Relaxed);
+        let slot = &self.slots[(pos as usize) & (TRACE_CAPACITY - 1)];
+        if slot.seq.load(Ordering::Acquire) != pos + 1 {
+            return None;
+        }
+        // SAFETY: seq == pos + 1 means the producer finished writing and no producer touches
+        // the slot until we hand it back with pos + CAPACITY.
+        let e = unsafe { *slot.event.get() };
+        slot.seq.store(pos + TRACE_CAPACITY as u64, Ordering::Release);
+        self.tail.store(pos + 1, Ordering::Relaxed);
+        Some(e)
+    }
+}
+
+const _: () = assert!(TRACE_CAPACITY.is_power_of_two());
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::boxed::Box;
+    use std::vec::Vec;
+
+    fn zeroed_ring() -> Box<TraceRing> {
+        // SAFETY: TraceRing is atomics and plain integers, for which all-zero bytes are valid.
+        let ring: Box<TraceRing> = unsafe { Box::new_zeroed().assume_init() };
+        ring.init();
+        ring
+    }
+
+    #[test]
+    fn ring_keeps_order_and_counts_drops() {
+        let ring = zeroed_ring();
+        for i in 0..TRACE_CAPACITY as i64 + 5 {
+            ring.push(TraceEvent { t_ns: i, ..Default::default() });
+        }
+        assert_eq!(ring.dropped.load(Ordering::Relaxed), 5);
+        let got: Vec<i64> = core::iter::from_fn(|| ring.pop()).map(|e| e.t_ns).collect();
+        assert_eq!(got, (0..TRACE_CAPACITY as i64).collect::<Vec<_>>());
+        assert!(ring.push(TraceEvent { t_ns: 99, ..Default::default() }));
+        assert_eq!(ring.pop().map(|e| e.t_ns), Some(99));
+    }
+
+    #[test]
+    fn ring_is_safe_with_concurrent_producers() {
+        let ring = zeroed_ring();
+        let ring: &'static TraceRing = Box::leak(ring);
+        let producers: Vec<_> = (0..4)
+            .map(|p| {
+                std::thread::spawn(move || {
+                    for i in 0..10_000i64 {
+                        while !ring.push(TraceEvent { t_ns: i, kind: p, ..Default::default() }) {
+                            std::thread::yield_now();
+                        }
+                    }
+                })
+            })
+            .collect();
+        let mut next = [0i64; 4];
+        let mut seen = 0;
+        while seen < 40_000 {
+            if let Some(e) = ring.pop() {
+                assert_eq!(e.t_ns, next[e.kind as usize], "per-producer order");
+                next[e.kind as usize] += 1;
+                seen += 1;
+            }
+        }
+        for p in producers {
+            p.join().unwrap();
+        }
+        assert_eq!(next, [10_000; 4]);
+    }
+
+    #[test]
+    fn schedule_state_round_trips() {
+        // SAFETY: ScheduleState is atomics only; zero is valid.
+        let s: Box<ScheduleState> = unsafe { Box::new_zeroed().assume_init() };
+        let snap = ScheduleSnapshot { current_id: 2, next_id: 3, started_ns: 10, time_of_last_switch_ns: 10, period_ns: 20, duration_ns: 5 };
+        s.publish(&snap);
+        assert_eq!(s.read(), snap);
+    }
+
+    #[test]
+    fn names_are_truncated_and_nul_padded() {
+        let b = name_bytes("GnC");
+        assert_eq!(name_str(&b), "GnC");
+        let long = "x".repeat(100);
+        assert_eq!(name_str(&name_bytes(&long)).len(), NAME_LEN - 1);
+    }
+}
