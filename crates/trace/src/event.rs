@@ -1,0 +1,130 @@
+//! Trace events. The JSON form of each is `{"ev":"snake_case_name","t":..,...}`.
+
+use serde::{Deserialize, Serialize};
+use std::io::{self, BufRead, Write};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "ev", rename_all = "snake_case")]
+pub enum Event {
+    /// First line: what ran, where, and the clock reference.
+    ModuleStart {
+        t: i64,
+        module: String,
+        config: String,
+        /// CLOCK_MONOTONIC ns of the epoch (t = 0).
+        epoch_monotonic_ns: i64,
+        /// How partitions are stopped and released (e.g. "cgroup-v2-freeze").
+        mechanism: String,
+        cores: Vec<CoreInfo>,
+        partitions: Vec<PartitionInfo>,
+        schedule: u32,
+    },
+    /// The scheduler thread of `core` woke for a window start (`t`) planned at `planned`.
+    WindowStart { t: i64, core: u32, partition: u32, window: u32, planned: i64, schedule: u32 },
+    /// The scheduler thread woke for the end of a window.
+    WindowEnd { t: i64, core: u32, partition: u32, window: u32, planned: i64 },
+    /// The partition is completely stopped on `core` (no thread of it can run there).
+    PartitionStopped { t: i64, core: u32, partition: u32 },
+    /// The partition's first code ran on `core` after the window start planned at `planned`:
+    /// the partition switch cost (PCS) is `t - planned`.
+    PartitionRunning { t: i64, core: u32, partition: u32, planned: i64 },
+    /// The first ARINC process dispatched after a window start (context-switch overhead).
+    ProcessDispatch { t: i64, core: u32, partition: u32, process: i64, planned: i64 },
+    ModeChange { t: i64, partition: u32, from: String, to: String },
+    ProcessCreate { t: i64, core: u32, partition: u32, process: i64, priority: i64 },
+    ProcessStart { t: i64, core: u32, partition: u32, process: i64 },
+    ProcessStop { t: i64, core: u32, partition: u32, process: i64 },
+    ProcessSuspend { t: i64, core: u32, partition: u32, process: i64 },
+    ProcessResume { t: i64, core: u32, partition: u32, process: i64 },
+    /// A periodic release; `deadline` is the absolute deadline of the new job.
+    ProcessRelease { t: i64, core: u32, partition: u32, process: i64, deadline: i64 },
+    DeadlineMissed { t: i64, core: u32, partition: u32, process: i64, deadline: i64 },
+    /// SET_MODULE_SCHEDULE took effect at a major frame boundary.
+    ScheduleChange { t: i64, from: u32, to: u32 },
+    /// The partition's program ended (exit status or signal) or could not start.
+    PartitionExit { t: i64, partition: u32, reason: String },
+    PartitionRestart { t: i64, partition: u32, mode: String, start_condition: String },
+    /// Events a partition produced faster than the module could drain them.
+    EventsDropped { t: i64, partition: u32, count: u64 },
+    /// Last line.
+    ModuleStop { t: i64, frames: u64, reason: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoreInfo {
+    pub core: u32,
+    pub cpu: u32,
+    pub policy: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PartitionInfo {
+    pub id: u32,
+    pub name: String,
+}
+
+impl Event {
+    pub fn t(&self) -> i64 {
+        match self {
+            Event::ModuleStart { t, .. }
+            | Event::WindowStart { t, .. }
+            | Event::WindowEnd { t, .. }
+            | Event::PartitionStopped { t, .. }
+            | Event::PartitionRunning { t, .. }
+            | Event::ProcessDispatch { t, .. }
+            | Event::ModeChange { t, .. }
+            | Event::ProcessCreate { t, .. }
+            | Event::ProcessStart { t, .. }
+            | Event::ProcessStop { t, .. }
+            | Event::ProcessSuspend { t, .. }
+            | Event::ProcessResume { t, .. }
+            | Event::ProcessRelease { t, .. }
+            | Event::DeadlineMissed { t, .. }
+            | Event::ScheduleChange { t, .. }
+            | Event::PartitionExit { t, .. }
+            | Event::PartitionRestart { t, .. }
+            | Event::EventsDropped { t, .. }
+            | Event::ModuleStop { t, .. } => *t,
+        }
+    }
+
+    /// Writes the event as one JSON line.
+    pub fn write_line(&self, out: &mut impl Write) -> io::Result<()> {
+        serde_json::to_writer(&mut *out, self)?;
+        out.write_all(b"\n")
+    }
+}
+
+/// Reads a trace; a malformed line is an error naming its line number.
+pub fn read_trace(input: impl BufRead) -> Result<Vec<Event>, String> {
+    let mut events = Vec::new();
+    for (i, line) in input.lines().enumerate() {
+        let line = line.map_err(|e| format!("line {}: {e}", i + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        events.push(serde_json::from_str(&line).map_err(|e| format!("line {}: {e}", i + 1))?);
+    }
+    Ok(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_form_matches_the_design() {
+        let e = Event::WindowStart { t: 1500, core: 1, partition: 2, window: 3, planned: 1000, schedule: 1 };
+        let mut buf = Vec::new();
+        e.write_line(&mut buf).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        assert_eq!(text, "{\"ev\":\"window_start\",\"t\":1500,\"core\":1,\"partition\":2,\"window\":3,\"planned\":1000,\"schedule\":1}\n");
+        assert_eq!(read_trace(text.as_bytes()).unwrap(), vec![e]);
+    }
+
+    #[test]
+    fn malformed_lines_are_reported_by_number() {
+        let err = read_trace("{\"ev\":\"module_stop\",\"t\":5,\"frames\":1,\"reason\":\"x\"}\n{oops}\n".as_bytes()).unwrap_err();
+        assert!(err.starts_with("line 2:"), "{err}");
+    }
+}
