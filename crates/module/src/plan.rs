@@ -1,0 +1,205 @@
+//! The run plan: the validated configuration turned into what the schedulers execute — per
+//! module schedule and core, the window boundaries of one major frame in time order, and per
+//! partition the cores it runs on and its period in each schedule.
+
+use partita_config::model::{CorePolicy, Module};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub module_name: String,
+    pub cores: Vec<PlannedCore>,
+    pub partitions: Vec<PlannedPartition>,
+    pub schedules: Vec<PlannedSchedule>,
+    /// Index into `schedules` of the schedule active at start.
+    pub initial_schedule: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct PlannedCore {
+    pub index: u32,
+    pub cpu: u32,
+    pub policy: CorePolicy,
+}
+
+#[derive(Debug, Clone)]
+pub struct PlannedPartition {
+    pub id: u32,
+    pub name: String,
+    pub executable: PathBuf,
+    pub arguments: Vec<String>,
+    pub memory_bytes: u64,
+    /// 0 = LEVEL_A .. 4 = LEVEL_E, 255 = not given (as in the ABI).
+    pub criticality: u32,
+    pub system_partition: bool,
+    /// Module core indices it has windows (or a priority) on, ascending.
+    pub cores: Vec<u32>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PlannedSchedule {
+    pub id: u32,
+    pub name: String,
+    pub major_frame_ns: i64,
+    /// Per module core (indexed like `Plan::cores`): windows in time order.
+    pub slots: Vec<Vec<Slot>>,
+    /// Per partition (indexed like `Plan::partitions`): period and duration, 0 if absent.
+    pub periods: Vec<(i64, i64)>,
+}
+
+/// One window of one major frame on one core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    pub start_ns: i64,
+    pub end_ns: i64,
+    /// Index into `Plan::partitions`.
+    pub partition: usize,
+    pub window: u32,
+}
+
+impl Plan {
+    /// Builds the plan of a module that passed validation.
+    pub fn new(m: &Module) -> Plan {
+        let partitions: Vec<PlannedPartition> = m
+            .partitions
+            .iter()
+            .map(|p| PlannedPartition {
+                id: p.id.value,
+                name: p.name.value.clone(),
+                executable: p.executable.as_ref().map(|e| m.base_dir.join(&e.value)).unwrap_or_default(),
+                arguments: p.arguments.as_ref().map(|a| split_arguments(&a.value)).unwrap_or_default(),
+                memory_bytes: m.memory_bytes(p.id.value),
+                criticality: p.criticality.as_ref().map_or(255, |c| c.value as u32),
+                system_partition: p.system_partition,
+                cores: Vec::new(),
+            })
+            .collect();
+        let index_of = |id: u32| partitions.iter().position(|p| p.id == id);
+        let mut plan = Plan {
+            module_name: m.name.value.clone(),
+            cores: m.cores.iter().map(|c| PlannedCore { index: c.index, cpu: c.cpu, policy: c.policy }).collect(),
+            partitions: partitions.clone(),
+            schedules: Vec::new(),
+            initial_schedule: 0,
+        };
+        let initial_id = m.initial_schedule().map(|s| s.id.value);
+        for s in &m.schedules {
+            let mut slots = vec![Vec::new(); plan.cores.len()];
+            let mut periods = vec![(0, 0); plan.partitions.len()];
+            for ps in &s.partitions {
+                let Some(p) = m.resolve(&ps.partition).and_then(|p| index_of(p.id.value)) else { continue };
+                periods[p] = (ps.period.value.0, ps.duration.value.0);
+                for w in &ps.windows {
+                    let core = w.core.value as usize;
+                    if core < slots.len() {
+                        slots[core].push(Slot { start_ns: w.start.value.0, end_ns: w.end().0, partition: p, window: w.id.value });
+                        if !plan.partitions[p].cores.contains(&w.core.value) {
+                            plan.partitions[p].cores.push(w.core.value);
+                        }
+                    }
+                }
+            }
+            for core_slots in &mut slots {
+                core_slots.sort_by_key(|s| s.start_ns);
+            }
+            if Some(s.id.value) == initial_id {
+                plan.initial_schedule = plan.schedules.len();
+            }
+            plan.schedules.push(PlannedSchedule { id: s.id.value, name: s.name.value.clone(), major_frame_ns: s.major_frame.value.0, slots, periods });
+        }
+        for c in &m.cores {
+            for pp in &c.priorities {
+                if let Some(p) = index_of(pp.partition.value) {
+                    if !plan.partitions[p].cores.contains(&c.index) {
+                        plan.partitions[p].cores.push(c.index);
+                    }
+                }
+            }
+        }
+        for p in &mut plan.partitions {
+            p.cores.sort_unstable();
+        }
+        plan
+    }
+
+    pub fn schedule_index(&self, id: u32) -> Option<usize> {
+        self.schedules.iter().position(|s| s.id == id)
+    }
+}
+
+/// `pt:Arguments` split like a shell would for plain words and quoted strings (no expansion).
+pub fn split_arguments(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            }
+            (Some(_), c) => cur.push(c),
+            (None, '"' | '\'') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, '\\') => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                    in_word = true;
+                }
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    out.push(std::mem::take(&mut cur));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                cur.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        out.push(cur);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_split_like_a_shell() {
+        assert_eq!(split_arguments(r#"-v --name "two words" 'x y' a\ b"#), ["-v", "--name", "two words", "x y", "a b"]);
+        assert_eq!(split_arguments("  "), Vec::<String>::new());
+        assert_eq!(split_arguments(r#""""#), [""]);
+    }
+
+    #[test]
+    fn plan_of_the_flight_control_example() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/flight-control.xml");
+        let checked = partita_config::check_file(&path).unwrap();
+        assert!(checked.is_valid());
+        let plan = Plan::new(checked.module.as_ref().unwrap());
+        assert_eq!(plan.cores.len(), 2);
+        let s = &plan.schedules[plan.initial_schedule];
+        assert_eq!(s.major_frame_ns, 80_000_000);
+        // Windows of a core are in time order and never overlap.
+        for core in &s.slots {
+            for pair in core.windows(2) {
+                assert!(pair[0].end_ns <= pair[1].start_ns);
+            }
+        }
+        let ofp = plan.partitions.iter().position(|p| p.name == "OFP").unwrap();
+        assert_eq!(plan.partitions[ofp].cores, [0]);
+        assert!(plan.partitions[ofp].executable.ends_with("bin/ofp"));
+        assert_eq!(s.periods[ofp], (20_000_000, 11_250_000));
+    }
+}

@@ -1,0 +1,105 @@
+//! State shared by the scheduler threads, the lifecycle thread and the run's owner.
+
+use crate::control::SharedControl;
+use crate::gate::PartitionGate;
+use crate::plan::Plan;
+use crossbeam_queue::ArrayQueue;
+use partita_trace::Event;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+/// What the module knows of a partition at run time.
+pub struct PartitionRun {
+    pub control: SharedControl,
+    pub gate: Box<dyn PartitionGate>,
+    /// Cores on which one of its windows is open now; it is released while this is > 0.
+    pub active_cores: AtomicU32,
+    pub state: AtomicU32,
+    /// Planned window start (CLOCK_MONOTONIC) whose PCS is still to be read, per module core.
+    pub pending_probe: Vec<AtomicI64>,
+}
+
+/// Values of [`PartitionRun::state`].
+pub mod partition_state {
+    /// Its program runs (or is being started) in its windows.
+    pub const ACTIVE: u32 = 0;
+    /// IDLE mode: no program; its windows pass unused.
+    pub const IDLE: u32 = 1;
+    /// Its program ended or could not start; its windows pass unused.
+    pub const DEAD: u32 = 2;
+}
+
+pub struct RunState {
+    pub plan: Plan,
+    /// CLOCK_MONOTONIC of the start of the first major frame.
+    pub epoch_ns: i64,
+    pub partitions: Vec<PartitionRun>,
+    /// Set to end the run at the next boundary (Ctrl-C, fatal error).
+    pub stop: AtomicBool,
+    /// End after this many major frames of core 0's schedule (0 = no limit).
+    pub frames_limit: u64,
+    /// End at the first frame boundary at or after this instant (i64::MAX = no limit).
+    pub end_ns: i64,
+    /// Major frames completed (counted by core 0).
+    pub frames: AtomicU64,
+    /// Index (into plan.schedules) of the schedule in force, and when it began.
+    pub schedule: AtomicUsize,
+    pub schedule_started_ns: AtomicI64,
+    /// A requested schedule change: index + 1 (0 = none) and the frame boundary it applies at.
+    pub pending_schedule: AtomicUsize,
+    pub pending_at_ns: AtomicI64,
+    /// Events from the scheduler threads (one queue per core) and the lifecycle thread.
+    pub core_events: Vec<ArrayQueue<Event>>,
+    pub dropped_events: AtomicU64,
+    /// Cores whose scheduler thread has finished.
+    pub cores_done: AtomicU32,
+}
+
+/// Room for events of about one second of 1 ms windows per core before the drain runs.
+const EVENTS_PER_CORE: usize = 16_384;
+
+impl RunState {
+    pub fn new(plan: Plan, epoch_ns: i64, partitions: Vec<PartitionRun>, frames_limit: u64, end_ns: i64) -> RunState {
+        let cores = plan.cores.len();
+        let initial = plan.initial_schedule;
+        RunState {
+            plan,
+            epoch_ns,
+            partitions,
+            stop: AtomicBool::new(false),
+            frames_limit,
+            end_ns,
+            frames: AtomicU64::new(0),
+            schedule: AtomicUsize::new(initial),
+            schedule_started_ns: AtomicI64::new(epoch_ns),
+            pending_schedule: AtomicUsize::new(0),
+            pending_at_ns: AtomicI64::new(0),
+            core_events: (0..cores).map(|_| ArrayQueue::new(EVENTS_PER_CORE)).collect(),
+            dropped_events: AtomicU64::new(0),
+            cores_done: AtomicU32::new(0),
+        }
+    }
+
+    /// Records an event of `core` (never blocks: a full queue counts a drop).
+    pub fn emit(&self, core: usize, e: Event) {
+        if self.core_events[core].push(e).is_err() {
+            self.dropped_events.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Nanoseconds since the epoch of a CLOCK_MONOTONIC instant.
+    pub fn rel(&self, monotonic_ns: i64) -> i64 {
+        monotonic_ns - self.epoch_ns
+    }
+
+    /// Asks for schedule `index` from the next major frame boundary that is at least `margin_ns`
+    /// away (all cores switch at the same boundary).
+    pub fn request_schedule(&self, index: usize, now_ns: i64, margin_ns: i64) {
+        let current = &self.plan.schedules[self.schedule.load(Ordering::Acquire)];
+        let started = self.schedule_started_ns.load(Ordering::Acquire);
+        let maf = current.major_frame_ns.max(1);
+        let elapsed = (now_ns + margin_ns - started).max(0);
+        let at = started + (elapsed / maf + 1) * maf;
+        self.pending_at_ns.store(at, Ordering::Release);
+        self.pending_schedule.store(index + 1, Ordering::Release);
+    }
+}

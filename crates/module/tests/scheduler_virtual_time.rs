@@ -1,0 +1,145 @@
+//! The scheduler loop on a virtual clock with gates that record every stop and release:
+//! windows in order, never two partitions released at once on a core, stops before releases,
+//! frame limits, and a module schedule change taking effect at a major frame boundary.
+
+use partita_config::check_text;
+use partita_module::control::SharedControl;
+use partita_module::gate::PartitionGate;
+use partita_module::plan::Plan;
+use partita_module::run_state::{PartitionRun, RunState};
+use partita_module::scheduler::{Clock, run_core};
+use partita_trace::Event;
+use std::path::Path;
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+#[derive(Default)]
+struct VirtualClock {
+    now: AtomicI64,
+}
+
+impl Clock for VirtualClock {
+    fn now_ns(&self) -> i64 {
+        self.now.load(Ordering::SeqCst)
+    }
+    fn sleep_until(&self, t: i64) {
+        self.now.fetch_max(t, Ordering::SeqCst);
+    }
+    fn wake(&self, _word: &AtomicU32) {}
+}
+
+type Log = Arc<Mutex<Vec<(i64, u32, &'static str)>>>;
+
+struct RecordingGate {
+    partition: u32,
+    clock: Arc<VirtualClock>,
+    log: Log,
+}
+
+impl PartitionGate for RecordingGate {
+    fn stop(&self) -> std::io::Result<()> {
+        self.log.lock().unwrap().push((self.clock.now_ns(), self.partition, "stop"));
+        Ok(())
+    }
+    fn release(&self) -> std::io::Result<()> {
+        self.log.lock().unwrap().push((self.clock.now_ns(), self.partition, "release"));
+        Ok(())
+    }
+    fn mechanism(&self) -> &'static str {
+        "recording"
+    }
+}
+
+const MODULE: &str = r#"<ARINC_653_Module ModuleName="M" xmlns:pt="urn:partita:1">
+  <Partition PartitionIdentifier="1" PartitionName="A" pt:Executable="a"/>
+  <Partition PartitionIdentifier="2" PartitionName="B" pt:Executable="b"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="one" MajorFrameSeconds="0.02" InitialModuleSchedule="true">
+    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01"/>
+    </Partition_Schedule>
+    <Partition_Schedule PartitionIdentifier="2" PeriodSeconds="0.02" PeriodDurationSeconds="0.005">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0.01" WindowDurationSeconds="0.005"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+  <Module_Schedule ScheduleIdentifier="2" ScheduleName="two" MajorFrameSeconds="0.01">
+    <Partition_Schedule PartitionIdentifier="2" PeriodSeconds="0.01" PeriodDurationSeconds="0.01">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+</ARINC_653_Module>"#;
+
+const EPOCH: i64 = 1_000_000_000;
+
+fn setup(frames: u64) -> (RunState, Arc<VirtualClock>, Log) {
+    let checked = check_text(MODULE, Path::new("/nonexistent"));
+    assert!(checked.is_valid(), "{:#?}", checked.diagnostics);
+    let plan = Plan::new(checked.module.as_ref().unwrap());
+    let clock = Arc::new(VirtualClock::default());
+    clock.now.store(EPOCH - 1000, Ordering::SeqCst);
+    let log: Log = Arc::default();
+    let partitions = (0..plan.partitions.len())
+        .map(|i| PartitionRun {
+            control: SharedControl::create(&plan, i, EPOCH).unwrap(),
+            gate: Box::new(RecordingGate { partition: plan.partitions[i].id, clock: clock.clone(), log: log.clone() }),
+            active_cores: AtomicU32::new(0),
+            state: AtomicU32::new(0),
+            pending_probe: (0..plan.cores.len()).map(|_| AtomicI64::new(0)).collect(),
+        })
+        .collect();
+    (RunState::new(plan, EPOCH, partitions, frames, i64::MAX), clock, log)
+}
+
+fn events(state: &RunState) -> Vec<Event> {
+    std::iter::from_fn(|| state.core_events[0].pop()).collect()
+}
+
+#[test]
+fn windows_run_in_order_and_never_overlap() {
+    let (state, clock, log) = setup(3);
+    assert_eq!(run_core(&state, 0, clock.as_ref()), 3);
+    let log = log.lock().unwrap().clone();
+    let ms = 1_000_000;
+    let mut expected = Vec::new();
+    for f in 0..3 {
+        let base = EPOCH + f * 20 * ms;
+        expected.extend([(base, 1, "release"), (base + 10 * ms, 1, "stop"), (base + 10 * ms, 2, "release"), (base + 15 * ms, 2, "stop")]);
+    }
+    assert_eq!(log, expected);
+    // Window starts carry planned times relative to the epoch, in order.
+    let starts: Vec<(i64, u32)> = events(&state)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::WindowStart { planned, partition, .. } => Some((planned, partition)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(starts, [(0, 1), (10 * ms, 2), (20 * ms, 1), (30 * ms, 2), (40 * ms, 1), (50 * ms, 2)]);
+}
+
+#[test]
+fn a_requested_schedule_starts_at_a_frame_boundary() {
+    let (state, clock, log) = setup(4);
+    // Requested during frame 0: applies at the boundary of frame 1 (20 ms).
+    state.request_schedule(1, EPOCH + 3_000_000, 1_000_000);
+    assert_eq!(state.pending_at_ns.load(Ordering::SeqCst), EPOCH + 20_000_000);
+    run_core(&state, 0, clock.as_ref());
+    let log = log.lock().unwrap().clone();
+    let ms = 1_000_000;
+    // Frame 0 in schedule one, then frames of 10 ms in schedule two where only B runs.
+    assert_eq!(&log[..4], &[(EPOCH, 1, "release"), (EPOCH + 10 * ms, 1, "stop"), (EPOCH + 10 * ms, 2, "release"), (EPOCH + 15 * ms, 2, "stop")]);
+    assert!(log[4..].iter().all(|&(_, p, _)| p == 2), "{log:?}");
+    assert_eq!(log[4], (EPOCH + 20 * ms, 2, "release"));
+    let ev = events(&state);
+    assert!(ev.contains(&Event::ScheduleChange { t: 20 * ms, from: 1, to: 2 }), "{ev:?}");
+    // The partitions see the new schedule and its start.
+    let snap = state.partitions[1].control.block().schedule.read();
+    assert_eq!((snap.current_id, snap.started_ns, snap.period_ns), (2, EPOCH + 20 * ms, 10 * ms));
+}
+
+#[test]
+fn stop_request_ends_the_loop_and_stops_the_open_partition() {
+    let (state, clock, log) = setup(0);
+    state.stop.store(true, Ordering::SeqCst);
+    assert_eq!(run_core(&state, 0, clock.as_ref()), 0);
+    assert!(log.lock().unwrap().is_empty());
+}
