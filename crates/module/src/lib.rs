@@ -8,3 +8,5 @@ pub mod gate;
 pub mod run_state;
 pub mod scheduler;
 pub mod timeline;
+pub mod output;
+pub mod partition_events;
