@@ -3,6 +3,7 @@
 mod check;
 mod gantt;
 mod schedule;
+mod trace;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -46,6 +47,21 @@ enum Command {
         #[arg(short, long, value_name = "OUT.xml", requires = "synthesize")]
         output: Option<PathBuf>,
     },
+    /// Statistics of a run's trace (window lateness, PCS, overlaps), or its conversion for the
+    /// Perfetto UI (one track per core and per partition).
+    Trace {
+        /// A trace written by `partita run --trace`.
+        trace: PathBuf,
+        /// Write the trace in the Chrome/Perfetto JSON format to this file.
+        #[arg(long, value_name = "OUT.json")]
+        perfetto: Option<PathBuf>,
+        /// Print the statistics (the default when --perfetto is not given).
+        #[arg(long)]
+        summary: bool,
+        /// Statistics as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -56,6 +72,7 @@ fn main() -> ExitCode {
             schedule::synthesize(&file, output.as_deref().expect("clap requires --output"), json)
         }
         Command::Schedule { file, svg, json, .. } => schedule::run(&file, svg.as_deref(), json),
+        Command::Trace { trace, perfetto, summary, json } => trace::run(&trace, perfetto.as_deref(), summary, json),
     }
 }
 

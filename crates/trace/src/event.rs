@@ -20,34 +20,126 @@ pub enum Event {
         schedule: u32,
     },
     /// The scheduler thread of `core` woke for a window start (`t`) planned at `planned`.
-    WindowStart { t: i64, core: u32, partition: u32, window: u32, planned: i64, schedule: u32 },
+    WindowStart {
+        t: i64,
+        core: u32,
+        partition: u32,
+        window: u32,
+        planned: i64,
+        schedule: u32,
+    },
     /// The scheduler thread woke for the end of a window.
-    WindowEnd { t: i64, core: u32, partition: u32, window: u32, planned: i64 },
+    WindowEnd {
+        t: i64,
+        core: u32,
+        partition: u32,
+        window: u32,
+        planned: i64,
+    },
     /// The partition is completely stopped on `core` (no thread of it can run there).
-    PartitionStopped { t: i64, core: u32, partition: u32 },
+    PartitionStopped {
+        t: i64,
+        core: u32,
+        partition: u32,
+    },
     /// The partition's first code ran on `core` after the window start planned at `planned`:
     /// the partition switch cost (PCS) is `t - planned`.
-    PartitionRunning { t: i64, core: u32, partition: u32, planned: i64 },
+    PartitionRunning {
+        t: i64,
+        core: u32,
+        partition: u32,
+        planned: i64,
+    },
     /// The first ARINC process dispatched after a window start (context-switch overhead).
-    ProcessDispatch { t: i64, core: u32, partition: u32, process: i64, planned: i64 },
-    ModeChange { t: i64, partition: u32, from: String, to: String },
-    ProcessCreate { t: i64, core: u32, partition: u32, process: i64, priority: i64 },
-    ProcessStart { t: i64, core: u32, partition: u32, process: i64 },
-    ProcessStop { t: i64, core: u32, partition: u32, process: i64 },
-    ProcessSuspend { t: i64, core: u32, partition: u32, process: i64 },
-    ProcessResume { t: i64, core: u32, partition: u32, process: i64 },
+    ProcessDispatch {
+        t: i64,
+        core: u32,
+        partition: u32,
+        process: i64,
+        planned: i64,
+    },
+    ModeChange {
+        t: i64,
+        partition: u32,
+        from: String,
+        to: String,
+    },
+    ProcessCreate {
+        t: i64,
+        core: u32,
+        partition: u32,
+        process: i64,
+        priority: i64,
+    },
+    ProcessStart {
+        t: i64,
+        core: u32,
+        partition: u32,
+        process: i64,
+    },
+    ProcessStop {
+        t: i64,
+        core: u32,
+        partition: u32,
+        process: i64,
+    },
+    ProcessSuspend {
+        t: i64,
+        core: u32,
+        partition: u32,
+        process: i64,
+    },
+    ProcessResume {
+        t: i64,
+        core: u32,
+        partition: u32,
+        process: i64,
+    },
     /// A periodic release; `deadline` is the absolute deadline of the new job.
-    ProcessRelease { t: i64, core: u32, partition: u32, process: i64, deadline: i64 },
-    DeadlineMissed { t: i64, core: u32, partition: u32, process: i64, deadline: i64 },
+    ProcessRelease {
+        t: i64,
+        core: u32,
+        partition: u32,
+        process: i64,
+        deadline: i64,
+    },
+    DeadlineMissed {
+        t: i64,
+        core: u32,
+        partition: u32,
+        process: i64,
+        deadline: i64,
+    },
     /// SET_MODULE_SCHEDULE took effect at a major frame boundary.
-    ScheduleChange { t: i64, from: u32, to: u32 },
+    ScheduleChange {
+        t: i64,
+        from: u32,
+        to: u32,
+    },
     /// The partition's program ended (exit status or signal) or could not start.
-    PartitionExit { t: i64, partition: u32, reason: String },
-    PartitionRestart { t: i64, partition: u32, mode: String, start_condition: String },
+    PartitionExit {
+        t: i64,
+        partition: u32,
+        reason: String,
+    },
+    PartitionRestart {
+        t: i64,
+        partition: u32,
+        mode: String,
+        start_condition: String,
+    },
     /// Events a partition produced faster than the module could drain them.
-    EventsDropped { t: i64, partition: u32, count: u64 },
+    EventsDropped {
+        t: i64,
+        partition: u32,
+        count: u64,
+    },
     /// Last line.
-    ModuleStop { t: i64, frames: u64, reason: String },
+    ModuleStop {
+        t: i64,
+        frames: u64,
+        reason: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,6 +2,15 @@
 //! CLOCK_MONOTONIC relative to the module epoch (the start of the first major frame; events
 //! before it, such as partition initialization, have negative times). Written by
 //! `partita run --trace`, read by `partita trace`.
+//!
+//! - [`stats`]: sample statistics (min, median, mean, p99, max, stddev, jitter);
+//! - [`timeline`]: windows and run intervals per core, and the overlap / out-of-window checks;
+//! - [`summary`]: the run summary ([`summary::summarize`]);
+//! - [`perfetto`]: export to the Chrome/Perfetto JSON trace format.
 
 pub mod event;
+pub mod perfetto;
+pub mod stats;
+pub mod summary;
+pub mod timeline;
 pub use event::*;
