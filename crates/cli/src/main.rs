@@ -1,7 +1,9 @@
 //! `partita`: the command line of the Partita partitioning platform.
 
 mod check;
+mod demo;
 mod gantt;
+mod run;
 mod schedule;
 mod trace;
 
@@ -47,6 +49,25 @@ enum Command {
         #[arg(short, long, value_name = "OUT.xml", requires = "synthesize")]
         output: Option<PathBuf>,
     },
+    /// Run a module: partitions in their windows on their cores, output shown live as
+    /// `[NAME] line`, then a summary. Exit status: 0 clean, 1 module-level fault, 2 usage.
+    Run {
+        file: PathBuf,
+        /// Stop at the first major frame boundary after this long (10s, 500ms, 2m).
+        #[arg(long, value_parser = run::parse_duration, conflicts_with = "frames")]
+        duration: Option<std::time::Duration>,
+        /// Stop after this many major frames.
+        #[arg(long)]
+        frames: Option<u64>,
+        /// Write the trace (JSON Lines, design.md §5) to this file.
+        #[arg(long, value_name = "OUT")]
+        trace: Option<PathBuf>,
+        /// Keep each partition's output in DIR/NAME.log.
+        #[arg(long, value_name = "DIR")]
+        logs: Option<PathBuf>,
+    },
+    /// Build the flight-control example's partitions and run it for 10 s with a live status.
+    Demo,
     /// Statistics of a run's trace (window lateness, PCS, overlaps), or its conversion for the
     /// Perfetto UI (one track per core and per partition).
     Trace {
@@ -72,6 +93,10 @@ fn main() -> ExitCode {
             schedule::synthesize(&file, output.as_deref().expect("clap requires --output"), json)
         }
         Command::Schedule { file, svg, json, .. } => schedule::run(&file, svg.as_deref(), json),
+        Command::Run { file, duration, frames, trace, logs } => {
+            run::run_module(run::RunArgs { file, duration, frames, trace, logs, live_status: false })
+        }
+        Command::Demo => demo::run(),
         Command::Trace { trace, perfetto, summary, json } => trace::run(&trace, perfetto.as_deref(), summary, json),
     }
 }

@@ -2,11 +2,15 @@
 //! one real-time scheduler thread per module core releasing and stopping them at window
 //! boundaries, a lifecycle thread for partition requests, exits and output, and the trace.
 
+pub mod backend;
 pub mod control;
-pub mod plan;
 pub mod gate;
+pub mod lifecycle;
+pub mod output;
+pub mod partition_events;
+pub mod plan;
+pub mod process_gate;
+pub mod run;
 pub mod run_state;
 pub mod scheduler;
 pub mod timeline;
-pub mod output;
-pub mod partition_events;

@@ -1,0 +1,112 @@
+//! `partita run` and `partita demo`: run a module, show partition output live, then a summary.
+
+use crate::check::{load, print_diagnostics};
+use crate::exit;
+use partita_module::run::{RunOptions, RunReport, run};
+use partita_module::run_state::RunState;
+use partita_trace::summary::summarize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// "10s", "500ms", "2m", "1.5" (seconds).
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let s = s.trim();
+    let (num, scale) = if let Some(v) = s.strip_suffix("ms") {
+        (v, 1e-3)
+    } else if let Some(v) = s.strip_suffix('s') {
+        (v, 1.0)
+    } else if let Some(v) = s.strip_suffix('m') {
+        (v, 60.0)
+    } else if let Some(v) = s.strip_suffix('h') {
+        (v, 3600.0)
+    } else {
+        (s, 1.0)
+    };
+    let v: f64 = num.trim().parse().map_err(|_| format!("{s:?} is not a duration (for example 10s, 500ms, 2m)"))?;
+    if !(v.is_finite() && v > 0.0) || v * scale > 1e9 {
+        return Err(format!("{s:?} is not a positive duration"));
+    }
+    Ok(Duration::from_secs_f64(v * scale))
+}
+
+pub struct RunArgs {
+    pub file: PathBuf,
+    pub duration: Option<Duration>,
+    pub frames: Option<u64>,
+    pub trace: Option<PathBuf>,
+    pub logs: Option<PathBuf>,
+    pub live_status: bool,
+}
+
+pub fn run_module(args: RunArgs) -> ExitCode {
+    let checked = match load(&args.file) {
+        Ok(c) => c,
+        Err(code) => return code,
+    };
+    let file = args.file.display().to_string();
+    print_diagnostics(&file, &checked.diagnostics);
+    let Some(module) = checked.module.as_ref().filter(|_| checked.is_valid()) else {
+        eprintln!("partita: {file} is not a valid configuration; nothing runs");
+        return exit::invalid();
+    };
+    let on_tick: Option<Box<dyn FnMut(&RunState) + Send>> = if args.live_status { Some(Box::new(live_status)) } else { None };
+    let opts = RunOptions { frames: args.frames, duration: args.duration, trace: args.trace.clone(), log_dir: args.logs.clone(), on_tick };
+    match run(module, &args.file, opts) {
+        Ok(report) => {
+            print_report(&report, args.trace.as_deref(), args.logs.as_deref());
+            exit::ok()
+        }
+        Err(e) => {
+            eprintln!("partita: {e}");
+            exit::invalid()
+        }
+    }
+}
+
+fn live_status(state: &RunState) {
+    let modes: Vec<String> = state
+        .plan
+        .partitions
+        .iter()
+        .zip(&state.partitions)
+        .map(|(p, r)| {
+            let mode = r.control.block().status.operating_mode.load(Ordering::Acquire);
+            format!("{} {}", p.name, partita_module::partition_events::mode_name(mode))
+        })
+        .collect();
+    println!("partita: frame {} | {}", state.frames.load(Ordering::Acquire), modes.join(", "));
+}
+
+fn print_report(report: &RunReport, trace: Option<&Path>, logs: Option<&Path>) {
+    let s = summarize(&report.events);
+    println!(
+        "--- partita run summary ({}; stop/release by {}) ---",
+        if report.interrupted { "interrupted" } else { "completed" },
+        report.mechanism
+    );
+    print!("{s}");
+    if let Some(t) = trace {
+        println!("trace: {} (partita trace {} --summary | --perfetto OUT.json)", t.display(), t.display());
+    }
+    if let Some(l) = logs {
+        println!("partition logs: {}", l.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("-1s").is_err());
+        assert!(parse_duration("abc").is_err());
+        assert!(parse_duration("0").is_err());
+    }
+}

@@ -1,0 +1,409 @@
+//! The lifecycle thread: everything that happens between window boundaries. It waits (epoll)
+//! on the partitions' output pipes, doorbells (requests: restart, idle, schedule change),
+//! exec-status pipes and pidfds (a partition program ending), and every few milliseconds
+//! drains the scheduler and partition events into the trace.
+
+use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SpawnSpec, spawn};
+use crate::output::PartitionOutput;
+use crate::partition_events::{mode_name, start_condition_name, to_trace};
+use crate::run_state::{RunState, partition_state};
+use partita_abi::{mode, request, start_condition};
+use partita_trace::Event;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// Where events go: the trace file (if any) and the in-memory list the summary is made from.
+pub struct EventSink {
+    pub file: Option<io::BufWriter<File>>,
+    pub events: Vec<Event>,
+}
+
+impl EventSink {
+    pub fn push(&mut self, e: Event) {
+        if let Some(f) = &mut self.file {
+            if let Err(err) = e.write_line(f) {
+                eprintln!("partita: cannot write the trace: {err}; it stops here");
+                self.file = None;
+            }
+        }
+        self.events.push(e);
+    }
+}
+
+/// What the lifecycle thread needs to (re)start one partition.
+pub struct Launch {
+    pub name: String,
+    pub id: u32,
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub workdir: PathBuf,
+    pub cpus: Vec<usize>,
+    pub cgroup: Option<Arc<PartitionCgroup>>,
+    pub namespaces: bool,
+    pub doorbell: OwnedFd,
+    pub log: Option<PathBuf>,
+}
+
+struct Live {
+    process: Option<PartitionProcess>,
+    stdout: Option<File>,
+    stderr: Option<File>,
+    out: PartitionOutput,
+    err: PartitionOutput,
+    /// The module killed it on purpose (restart, idle, shutdown): its exit is not a fault.
+    expected_exit: bool,
+    exec_checked: bool,
+}
+
+const STDOUT: u64 = 0;
+const STDERR: u64 = 1;
+const DOORBELL: u64 = 2;
+const PIDFD: u64 = 3;
+const EXEC: u64 = 4;
+const KINDS: u64 = 8;
+const WAKE: u64 = u64::MAX;
+
+pub struct Lifecycle<'a> {
+    state: &'a RunState,
+    launches: Vec<Launch>,
+    live: Vec<Live>,
+    epoll: OwnedFd,
+    /// Written by the run's owner to end the thread.
+    pub wake: OwnedFd,
+    sink: EventSink,
+    console: Box<dyn Write + Send + 'a>,
+}
+
+fn cvt(r: i32) -> io::Result<i32> {
+    if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r) }
+}
+
+fn eventfd() -> io::Result<OwnedFd> {
+    // SAFETY: plain eventfd creation; the result is checked and owned.
+    let fd = cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) })?;
+    // SAFETY: fd is a fresh descriptor owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// A doorbell for a partition (fd 4 of its program).
+pub fn doorbell() -> io::Result<OwnedFd> {
+    eventfd()
+}
+
+fn set_nonblocking(fd: RawFd) {
+    // SAFETY: fcntl on a descriptor we own; failure only leaves it blocking.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+}
+
+impl<'a> Lifecycle<'a> {
+    pub fn new(
+        state: &'a RunState,
+        launches: Vec<Launch>,
+        sink: EventSink,
+        console: Box<dyn Write + Send + 'a>,
+    ) -> io::Result<Lifecycle<'a>> {
+        // SAFETY: epoll_create1 with a valid flag; checked and owned below.
+        let ep = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
+        // SAFETY: fresh descriptor.
+        let epoll = unsafe { OwnedFd::from_raw_fd(ep) };
+        let wake = eventfd()?;
+        let live = launches
+            .iter()
+            .map(|l| {
+                Ok(Live {
+                    process: None,
+                    stdout: None,
+                    stderr: None,
+                    out: PartitionOutput::new(&l.name, l.log.as_deref())?,
+                    err: PartitionOutput::new(&l.name, l.log.as_deref())?,
+                    expected_exit: false,
+                    exec_checked: false,
+                })
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        let lc = Lifecycle { state, launches, live, epoll, wake, sink, console };
+        lc.watch(lc.wake.as_raw_fd(), WAKE)?;
+        for (i, l) in lc.launches.iter().enumerate() {
+            lc.watch(l.doorbell.as_raw_fd(), i as u64 * KINDS + DOORBELL)?;
+        }
+        Ok(lc)
+    }
+
+    fn watch(&self, fd: RawFd, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events: (libc::EPOLLIN | libc::EPOLLHUP) as u32, u64: token };
+        // SAFETY: both descriptors are open; `ev` is a valid epoll_event.
+        cvt(unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) }).map(|_| ())
+    }
+
+    fn unwatch(&self, fd: RawFd) {
+        // SAFETY: removing a descriptor from our epoll set; errors are harmless here.
+        unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, std::ptr::null_mut()) };
+    }
+
+    pub fn emit(&mut self, e: Event) {
+        self.sink.push(e);
+    }
+
+    /// Starts partition `i`'s program (into its frozen cgroup: it runs from its next window).
+    pub fn start(&mut self, i: usize) -> Result<(), String> {
+        let l = &self.launches[i];
+        let control = self.state.partitions[i].control.fd();
+        let mut spec = SpawnSpec::new(&l.name, l.id, l.program.clone(), l.workdir.clone(), control, l.doorbell.as_fd());
+        spec.args = l.args.clone();
+        spec.cpus = l.cpus.clone();
+        spec.cgroup = l.cgroup.as_deref();
+        spec.namespaces = l.namespaces;
+        let spawned = spawn(&spec).map_err(|e| e.to_string())?;
+        for w in &spawned.warnings {
+            eprintln!("partita: partition {}: {w}", l.name);
+        }
+        let pidfd = spawned.process.pidfd().as_raw_fd();
+        let exec_fd = spawned.process.exec_status_fd().as_raw_fd();
+        set_nonblocking(spawned.stdout.as_raw_fd());
+        set_nonblocking(spawned.stderr.as_raw_fd());
+        self.watch(spawned.stdout.as_raw_fd(), i as u64 * KINDS + STDOUT).map_err(|e| e.to_string())?;
+        self.watch(spawned.stderr.as_raw_fd(), i as u64 * KINDS + STDERR).map_err(|e| e.to_string())?;
+        self.watch(pidfd, i as u64 * KINDS + PIDFD).map_err(|e| e.to_string())?;
+        self.watch(exec_fd, i as u64 * KINDS + EXEC).map_err(|e| e.to_string())?;
+        let live = &mut self.live[i];
+        live.process = Some(spawned.process);
+        live.stdout = Some(spawned.stdout);
+        live.stderr = Some(spawned.stderr);
+        live.expected_exit = false;
+        live.exec_checked = false;
+        self.state.partitions[i].state.store(partition_state::ACTIVE, Ordering::Release);
+        Ok(())
+    }
+
+    /// Marks a partition that could not start: its windows pass unused.
+    pub fn fail(&mut self, i: usize, reason: String) {
+        eprintln!("partita: partition {} cannot run: {reason}; the module keeps the other partitions' windows", self.launches[i].name);
+        self.state.partitions[i].state.store(partition_state::DEAD, Ordering::Release);
+        let t = self.state.rel(crate::backend::rt::now_ns());
+        self.emit(Event::PartitionExit { t, partition: self.launches[i].id, reason });
+    }
+
+    /// Runs until the owner writes to `wake`; then stops every partition and drains.
+    pub fn run(mut self) -> EventSink {
+        let mut events = [libc::epoll_event { events: 0, u64: 0 }; 32];
+        loop {
+            // SAFETY: `events` is a valid buffer of 32 entries.
+            let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.as_mut_ptr(), events.len() as i32, 10) };
+            let mut quit = false;
+            for ev in events.iter().take(n.max(0) as usize) {
+                let token = ev.u64;
+                if token == WAKE {
+                    quit = true;
+                    continue;
+                }
+                let (i, kind) = ((token / KINDS) as usize, token % KINDS);
+                match kind {
+                    STDOUT | STDERR => self.read_output(i, kind),
+                    DOORBELL => self.handle_request(i),
+                    EXEC => self.check_exec(i),
+                    PIDFD => self.reap(i),
+                    _ => {}
+                }
+            }
+            self.drain();
+            if quit {
+                break;
+            }
+        }
+        self.shutdown();
+        self.sink
+    }
+
+    fn read_output(&mut self, i: usize, kind: u64) {
+        let live = &mut self.live[i];
+        let (file, out) = if kind == STDOUT { (&mut live.stdout, &mut live.out) } else { (&mut live.stderr, &mut live.err) };
+        let Some(f) = file else { return };
+        let mut buf = [0u8; 8192];
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => {
+                    let _ = out.finish(&mut self.console);
+                    // Closing the only descriptor of the pipe also removes it from the epoll set.
+                    *file = None;
+                    return;
+                }
+                Ok(n) => {
+                    let _ = out.feed(&buf[..n], &mut self.console);
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn check_exec(&mut self, i: usize) {
+        if self.live[i].exec_checked {
+            return;
+        }
+        let Some(p) = self.live[i].process.as_mut() else { return };
+        let exec_fd = p.exec_status_fd().as_raw_fd();
+        let state = p.exec_state(Duration::ZERO);
+        match state {
+            Ok(ExecState::Started) => {
+                self.live[i].exec_checked = true;
+                self.unwatch(exec_fd);
+            }
+            Ok(ExecState::Failed(errno)) => {
+                self.live[i].exec_checked = true;
+                self.unwatch(exec_fd);
+                self.live[i].expected_exit = true;
+                if let Some(p) = &self.live[i].process {
+                    let _ = p.kill();
+                }
+                let reason = format!("cannot execute {}: {}", self.launches[i].program.display(), io::Error::from_raw_os_error(errno));
+                self.fail(i, reason);
+            }
+            _ => {}
+        }
+    }
+
+    /// A partition program ended.
+    fn reap(&mut self, i: usize) {
+        let Some(mut p) = self.live[i].process.take() else { return };
+        self.unwatch(p.pidfd().as_raw_fd());
+        let status = p.wait();
+        // Output written just before the end is still shown.
+        self.read_output(i, STDOUT);
+        self.read_output(i, STDERR);
+        let name = self.launches[i].name.clone();
+        if self.live[i].expected_exit {
+            return;
+        }
+        let reason = match status {
+            Ok(s) => s.to_string(),
+            Err(e) => format!("unknown ({e})"),
+        };
+        let _ =
+            writeln!(self.console, "partita: partition {name} ended ({reason}); its windows stay idle, the other partitions keep theirs");
+        self.state.partitions[i].state.store(partition_state::DEAD, Ordering::Release);
+        let t = self.state.rel(crate::backend::rt::now_ns());
+        self.emit(Event::PartitionExit { t, partition: self.launches[i].id, reason });
+    }
+
+    fn handle_request(&mut self, i: usize) {
+        let mut counter = [0u8; 8];
+        // SAFETY: reading the 8-byte eventfd counter into a valid buffer.
+        let _ = unsafe { libc::read(self.launches[i].doorbell.as_raw_fd(), counter.as_mut_ptr().cast(), 8) };
+        let block = self.state.partitions[i].control.block();
+        let seq = block.request.seq.load(Ordering::Acquire);
+        if seq == block.request.done.load(Ordering::Acquire) {
+            return;
+        }
+        let kind = block.request.kind.load(Ordering::Acquire);
+        let arg = block.request.arg.load(Ordering::Acquire);
+        block.request.done.store(seq, Ordering::Release);
+        match kind {
+            request::SET_MODE => self.set_mode(i, arg),
+            request::SET_MODULE_SCHEDULE => {
+                let plan = &self.state.plan;
+                match plan.schedule_index(arg) {
+                    Some(index) => {
+                        self.state.request_schedule(index, crate::backend::rt::now_ns(), 1_000_000);
+                        for p in &self.state.partitions {
+                            p.control.block().schedule.next_id.store(arg, Ordering::Release);
+                        }
+                    }
+                    None => eprintln!("partita: partition {} asked for unknown schedule {arg}; ignored", self.launches[i].name),
+                }
+            }
+            _ => eprintln!("partita: partition {} posted unknown request {kind}; ignored", self.launches[i].name),
+        }
+    }
+
+    /// SET_PARTITION_MODE(IDLE | COLD_START | WARM_START): stop the program; restart it or not.
+    fn set_mode(&mut self, i: usize, new_mode: u32) {
+        let id = self.launches[i].id;
+        let block = self.state.partitions[i].control.block();
+        let from = block.status.operating_mode.load(Ordering::Acquire);
+        self.kill(i);
+        let t = self.state.rel(crate::backend::rt::now_ns());
+        self.emit(Event::ModeChange { t, partition: id, from: mode_name(from).into(), to: mode_name(new_mode).into() });
+        match new_mode {
+            mode::IDLE => {
+                block.status.operating_mode.store(mode::IDLE, Ordering::Release);
+                self.state.partitions[i].state.store(partition_state::IDLE, Ordering::Release);
+            }
+            mode::COLD_START | mode::WARM_START => {
+                block.status.operating_mode.store(new_mode, Ordering::Release);
+                block.status.start_condition.store(start_condition::PARTITION_RESTART, Ordering::Release);
+                block.status.restarts.fetch_add(1, Ordering::AcqRel);
+                block.trace.init();
+                self.emit(Event::PartitionRestart {
+                    t,
+                    partition: id,
+                    mode: mode_name(new_mode).into(),
+                    start_condition: start_condition_name(start_condition::PARTITION_RESTART).into(),
+                });
+                if let Err(reason) = self.start(i) {
+                    self.fail(i, reason);
+                }
+            }
+            other => eprintln!("partita: partition {} asked for mode {other}; ignored", self.launches[i].name),
+        }
+    }
+
+    /// Kills partition `i`'s program and waits until it is gone; its output is drained.
+    fn kill(&mut self, i: usize) {
+        let Some(mut p) = self.live[i].process.take() else { return };
+        self.live[i].expected_exit = true;
+        self.unwatch(p.pidfd().as_raw_fd());
+        let _ = p.kill();
+        let _ = p.wait();
+        self.read_output(i, STDOUT);
+        self.read_output(i, STDERR);
+        // Events the program pushed before it died.
+        self.drain();
+    }
+
+    /// Moves every pending event into the sink.
+    fn drain(&mut self) {
+        for q in &self.state.core_events {
+            while let Some(e) = q.pop() {
+                self.sink.push(e);
+            }
+        }
+        for (i, run) in self.state.partitions.iter().enumerate() {
+            let id = self.launches[i].id;
+            let ring = &run.control.block().trace;
+            while let Some(e) = ring.pop() {
+                if let Some(ev) = to_trace(id, &e) {
+                    self.sink.push(ev);
+                }
+            }
+            let dropped = ring.dropped.swap(0, Ordering::AcqRel);
+            if dropped > 0 {
+                let t = self.state.rel(crate::backend::rt::now_ns());
+                self.sink.push(Event::EventsDropped { t, partition: id, count: dropped });
+            }
+        }
+        let _ = self.console.flush();
+    }
+
+    fn shutdown(&mut self) {
+        for run in &self.state.partitions {
+            run.control.block().status.module_running.store(0, Ordering::Release);
+        }
+        for i in 0..self.live.len() {
+            if let Some(cg) = &self.launches[i].cgroup {
+                let _ = cg.kill_all(Duration::from_secs(2));
+            }
+            self.kill(i);
+        }
+        self.drain();
+    }
+}

@@ -1,0 +1,211 @@
+//! `partita run`: from a validated module to partitions running in their windows, and back to
+//! a clean machine (no leftover processes, cgroups or shared memory) with the run's events.
+
+use crate::backend::rt::{self, SCHEDULER_PRIORITY};
+use crate::backend::{Capabilities, CgroupSystem, FreezeWait, FreezerKind, RunCgroups, probe_capabilities};
+use crate::control::SharedControl;
+use crate::gate::PartitionGate;
+use crate::lifecycle::{EventSink, Launch, Lifecycle, doorbell};
+use crate::plan::Plan;
+use crate::process_gate::CgroupGate;
+use crate::run_state::{PartitionRun, RunState};
+use crate::scheduler::{Clock, run_core};
+use partita_config::model::{Backend, Module};
+use partita_trace::{CoreInfo, Event, PartitionInfo};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
+use std::time::Duration;
+
+/// Priority of the lifecycle thread: above every partition thread, below the schedulers.
+const LIFECYCLE_PRIORITY: i32 = 95;
+
+pub struct RunOptions {
+    /// Stop after this many major frames.
+    pub frames: Option<u64>,
+    /// Stop at the first frame boundary after this long.
+    pub duration: Option<Duration>,
+    /// Write the trace (JSON Lines) here.
+    pub trace: Option<PathBuf>,
+    /// Keep each partition's output in DIR/NAME.log.
+    pub log_dir: Option<PathBuf>,
+    /// Called about once a second while the module runs (live status).
+    pub on_tick: Option<Box<dyn FnMut(&RunState) + Send>>,
+}
+
+pub struct RunReport {
+    pub frames: u64,
+    pub events: Vec<Event>,
+    pub mechanism: String,
+    pub capabilities: Capabilities,
+    pub interrupted: bool,
+}
+
+/// The real clock: absolute CLOCK_MONOTONIC sleeps and shared futex wake-ups.
+struct RealClock;
+
+impl Clock for RealClock {
+    fn now_ns(&self) -> i64 {
+        rt::now_ns()
+    }
+    fn sleep_until(&self, t: i64) {
+        rt::sleep_until_ns(t);
+    }
+    fn wake(&self, word: &AtomicU32) {
+        let _ = rt::futex_wake_shared(word, i32::MAX);
+    }
+}
+
+pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<RunReport, String> {
+    if let Some(p) = module.partitions.iter().find(|p| p.backend.value != Backend::Process) {
+        return Err(format!("partition {} \"{}\" asks for the kvm backend, which is not implemented yet", p.id.value, p.name.value));
+    }
+    let plan = Plan::new(module);
+    let caps = probe_capabilities();
+    for m in &caps.missing {
+        eprintln!("partita: warning: {m}");
+    }
+    caps.require_if_strict().map_err(|e| e.to_string())?;
+    if caps.freezer == FreezerKind::None {
+        return Err("partita run needs a cgroup freezer (v2 cgroup.freeze or the v1 freezer) to keep partitions inside their windows; none is usable here (run as root on a machine with cgroups)".into());
+    }
+    let system = CgroupSystem::detect().map_err(|e| e.to_string())?;
+    let cgroups = RunCgroups::create(&system).map_err(|e| e.to_string())?;
+    for w in &cgroups.warnings {
+        eprintln!("partita: warning: {w}");
+    }
+    // Partitions are created frozen before the epoch; their initialization runs in their windows.
+    let epoch_ns = rt::now_ns() + 150_000_000 + 20_000_000 * plan.partitions.len() as i64;
+    let mut runs = Vec::new();
+    let mut launches = Vec::new();
+    let workdir = module.base_dir.clone();
+    for (i, p) in plan.partitions.iter().enumerate() {
+        let limit = (p.memory_bytes > 0).then_some(p.memory_bytes);
+        let cgroup = Arc::new(cgroups.partition(&p.name, limit).map_err(|e| format!("partition {}: {e}", p.name))?);
+        let control = SharedControl::create(&plan, i, epoch_ns).map_err(|e| format!("partition {}: control block: {e}", p.name))?;
+        let gate: Box<dyn PartitionGate> = Box::new(CgroupGate { cgroup: cgroup.clone(), wait: FreezeWait::default() });
+        runs.push(PartitionRun {
+            control,
+            gate,
+            active_cores: AtomicU32::new(0),
+            state: AtomicU32::new(0),
+            pending_probe: (0..plan.cores.len()).map(|_| AtomicI64::new(0)).collect(),
+        });
+        launches.push(Launch {
+            name: p.name.clone(),
+            id: p.id,
+            program: p.executable.clone(),
+            args: p.arguments.iter().map(Into::into).collect(),
+            workdir: workdir.clone(),
+            cpus: p.cores.iter().map(|&c| plan.cores[c as usize].cpu as usize).collect(),
+            cgroup: Some(cgroup),
+            namespaces: caps.namespaces,
+            doorbell: doorbell().map_err(|e| e.to_string())?,
+            log: opts.log_dir.as_ref().map(|d| d.join(format!("{}.log", p.name))),
+        });
+    }
+    if let Some(dir) = &opts.log_dir {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    let mechanism = runs.first().map_or("none", |r| r.gate.mechanism()).to_string();
+    let frames_limit = opts.frames.unwrap_or(0);
+    let end_ns = opts.duration.map_or(i64::MAX, |d| epoch_ns.saturating_add(d.as_nanos().min(i64::MAX as u128) as i64));
+    let state = RunState::new(plan, epoch_ns, runs, frames_limit, end_ns);
+    let trace_file = match &opts.trace {
+        Some(path) => {
+            Some(std::io::BufWriter::new(std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?))
+        }
+        None => None,
+    };
+    let mut sink = EventSink { file: trace_file, events: Vec::new() };
+    sink.push(module_start(&state, config_path, &mechanism));
+    let mut lifecycle = Lifecycle::new(&state, launches, sink, Box::new(std::io::stdout())).map_err(|e| e.to_string())?;
+    for i in 0..state.partitions.len() {
+        if let Err(reason) = lifecycle.start(i) {
+            lifecycle.fail(i, reason);
+        }
+    }
+    if let Err(e) = rt::lock_memory() {
+        eprintln!("partita: warning: cannot lock memory ({e}); page faults may delay window boundaries");
+    }
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, interrupted.clone()).map_err(|e| e.to_string())?;
+    }
+    let wake = lifecycle.wake.try_clone().map_err(|e| e.to_string())?;
+    let sink = std::thread::scope(|scope| {
+        let lc = std::thread::Builder::new()
+            .name("partita-lifecycle".into())
+            .spawn_scoped(scope, move || {
+                let _ = rt::set_current_fifo(LIFECYCLE_PRIORITY);
+                lifecycle.run()
+            })
+            .expect("thread");
+        let cores: Vec<_> = (0..state.plan.cores.len())
+            .map(|core| {
+                let state = &state;
+                let cpu = state.plan.cores[core].cpu as usize;
+                std::thread::Builder::new()
+                    .name(format!("partita-core{core}"))
+                    .spawn_scoped(scope, move || {
+                        if let Err(e) = rt::pin_current_thread(cpu) {
+                            eprintln!("partita: warning: cannot pin core {core}'s scheduler to CPU {cpu}: {e}");
+                        }
+                        if let Err(e) = rt::set_current_fifo(SCHEDULER_PRIORITY) {
+                            eprintln!("partita: warning: core {core}'s scheduler runs without real-time priority: {e}");
+                        }
+                        run_core(state, core, &RealClock)
+                    })
+                    .expect("thread")
+            })
+            .collect();
+        let mut last_tick = rt::now_ns();
+        while state.cores_done.load(Ordering::Acquire) < cores.len() as u32 {
+            if interrupted.load(Ordering::Relaxed) {
+                state.stop.store(true, Ordering::Release);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            if rt::now_ns() - last_tick >= 1_000_000_000 {
+                last_tick = rt::now_ns();
+                if let Some(tick) = opts.on_tick.as_mut() {
+                    tick(&state);
+                }
+            }
+        }
+        for c in cores {
+            let _ = c.join();
+        }
+        let one: u64 = 1;
+        // SAFETY: writing the 8-byte counter to our eventfd.
+        unsafe { libc::write(std::os::fd::AsRawFd::as_raw_fd(&wake), (&one as *const u64).cast(), 8) };
+        lc.join().expect("lifecycle thread")
+    });
+    let frames = state.frames.load(Ordering::Acquire);
+    let mut sink = sink;
+    let reason = if interrupted.load(Ordering::Relaxed) { "interrupted" } else { "completed" };
+    sink.push(Event::ModuleStop { t: state.rel(rt::now_ns()), frames, reason: reason.into() });
+    if let Some(f) = &mut sink.file {
+        f.flush().map_err(|e| format!("cannot write the trace: {e}"))?;
+    }
+    drop(cgroups);
+    Ok(RunReport { frames, events: sink.events, mechanism, capabilities: caps, interrupted: interrupted.load(Ordering::Relaxed) })
+}
+
+fn module_start(state: &RunState, config_path: &Path, mechanism: &str) -> Event {
+    let plan = &state.plan;
+    Event::ModuleStart {
+        t: state.rel(rt::now_ns()),
+        module: plan.module_name.clone(),
+        config: config_path.display().to_string(),
+        epoch_monotonic_ns: state.epoch_ns,
+        mechanism: mechanism.to_string(),
+        cores: plan
+            .cores
+            .iter()
+            .map(|c| CoreInfo { core: c.index, cpu: c.cpu, policy: format!("{:?}", c.policy).to_uppercase() })
+            .collect(),
+        partitions: plan.partitions.iter().map(|p| PartitionInfo { id: p.id, name: p.name.clone() }).collect(),
+        schedule: plan.schedules[plan.initial_schedule].id,
+    }
+}
