@@ -52,7 +52,14 @@ pub fn run_module(args: RunArgs) -> ExitCode {
         return exit::invalid();
     };
     let on_tick: Option<Box<dyn FnMut(&RunState) + Send>> = if args.live_status { Some(Box::new(live_status)) } else { None };
-    let opts = RunOptions { frames: args.frames, duration: args.duration, trace: args.trace.clone(), log_dir: args.logs.clone(), on_tick };
+    let opts = RunOptions {
+        frames: args.frames,
+        duration: args.duration,
+        trace: args.trace.clone(),
+        log_dir: args.logs.clone(),
+        early_wake: None,
+        on_tick,
+    };
     match run(module, &args.file, opts) {
         Ok(report) => {
             print_report(&report, args.trace.as_deref(), args.logs.as_deref());

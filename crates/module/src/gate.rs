@@ -1,12 +1,20 @@
-//! What a scheduler thread needs from a backend to run a partition in its windows: a way to
-//! stop it completely and to release it. The process backend freezes and thaws the
-//! partition's cgroup; the kvm backend will stop and release vCPU threads.
+//! What a scheduler thread needs from a backend to run a partition in its windows. The process
+//! backend freezes and thaws the partition's cgroup; the kvm backend will stop and release vCPU
+//! threads.
+//!
+//! A stop has two steps because completing it takes tens of microseconds here (the kernel must
+//! run each thread into the freezer): `request_stop` returns once no thread of the partition
+//! can execute another instruction of its program; `is_stopped` says whether the kernel has
+//! confirmed the stop, which the scheduler checks before the partition's next window.
 
 use std::io;
 
 pub trait PartitionGate: Send + Sync {
-    /// Returns once no thread of the partition can run any more.
-    fn stop(&self) -> io::Result<()>;
+    /// Marks every thread of the partition to stop before it executes another user
+    /// instruction. Called by the scheduler while it holds the partition's CPU.
+    fn request_stop(&self) -> io::Result<()>;
+    /// Whether the stop is complete (every thread frozen).
+    fn is_stopped(&self) -> io::Result<bool>;
     /// Lets the partition run again.
     fn release(&self) -> io::Result<()>;
     /// A short name of the mechanism, for the trace header and the summary.

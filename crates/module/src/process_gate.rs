@@ -1,23 +1,23 @@
-//! The process backend's [`PartitionGate`]: freezing and thawing the partition's cgroup. The
-//! stop returns only when the kernel reports the cgroup frozen (docs/scheduling.md).
+//! The process backend's [`PartitionGate`]: freezing and thawing the partition's cgroup
+//! (docs/scheduling.md). Writing `1` to `cgroup.freeze` marks every task of the cgroup to trap
+//! into the freezer before it returns to user mode; `frozen 1` in `cgroup.events` confirms it.
 
-use crate::backend::{FreezeWait, PartitionCgroup};
+use crate::backend::PartitionCgroup;
 use crate::gate::PartitionGate;
 use std::io;
 use std::sync::Arc;
-use std::time::Duration;
-
-/// Longest a freeze may take before the stop is reported as failed.
-const FREEZE_TIMEOUT: Duration = Duration::from_millis(200);
 
 pub struct CgroupGate {
     pub cgroup: Arc<PartitionCgroup>,
-    pub wait: FreezeWait,
 }
 
 impl PartitionGate for CgroupGate {
-    fn stop(&self) -> io::Result<()> {
-        self.cgroup.freeze_with(self.wait, FREEZE_TIMEOUT).map_err(|e| io::Error::other(e.to_string()))
+    fn request_stop(&self) -> io::Result<()> {
+        self.cgroup.request_freeze()
+    }
+
+    fn is_stopped(&self) -> io::Result<bool> {
+        self.cgroup.is_frozen()
     }
 
     fn release(&self) -> io::Result<()> {

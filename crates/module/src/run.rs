@@ -2,7 +2,7 @@
 //! a clean machine (no leftover processes, cgroups or shared memory) with the run's events.
 
 use crate::backend::rt::{self, SCHEDULER_PRIORITY};
-use crate::backend::{Capabilities, CgroupSystem, FreezeWait, FreezerKind, RunCgroups, probe_capabilities};
+use crate::backend::{Capabilities, CgroupSystem, FreezerKind, RunCgroups, probe_capabilities};
 use crate::control::SharedControl;
 use crate::gate::PartitionGate;
 use crate::lifecycle::{EventSink, Launch, Lifecycle, doorbell};
@@ -30,6 +30,8 @@ pub struct RunOptions {
     pub trace: Option<PathBuf>,
     /// Keep each partition's output in DIR/NAME.log.
     pub log_dir: Option<PathBuf>,
+    /// How long before each boundary the schedulers wake (default 60 us).
+    pub early_wake: Option<Duration>,
     /// Called about once a second while the module runs (live status).
     pub on_tick: Option<Box<dyn FnMut(&RunState) + Send>>,
 }
@@ -51,6 +53,9 @@ impl Clock for RealClock {
     }
     fn sleep_until(&self, t: i64) {
         rt::sleep_until_ns(t);
+    }
+    fn spin_until(&self, t: i64) -> i64 {
+        rt::spin_until_ns(t)
     }
     fn wake(&self, word: &AtomicU32) {
         let _ = rt::futex_wake_shared(word, i32::MAX);
@@ -84,7 +89,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         let limit = (p.memory_bytes > 0).then_some(p.memory_bytes);
         let cgroup = Arc::new(cgroups.partition(&p.name, limit).map_err(|e| format!("partition {}: {e}", p.name))?);
         let control = SharedControl::create(&plan, i, epoch_ns).map_err(|e| format!("partition {}: control block: {e}", p.name))?;
-        let gate: Box<dyn PartitionGate> = Box::new(CgroupGate { cgroup: cgroup.clone(), wait: FreezeWait::default() });
+        let gate: Box<dyn PartitionGate> = Box::new(CgroupGate { cgroup: cgroup.clone() });
         runs.push(PartitionRun {
             control,
             gate,
@@ -111,7 +116,10 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     let mechanism = runs.first().map_or("none", |r| r.gate.mechanism()).to_string();
     let frames_limit = opts.frames.unwrap_or(0);
     let end_ns = opts.duration.map_or(i64::MAX, |d| epoch_ns.saturating_add(d.as_nanos().min(i64::MAX as u128) as i64));
-    let state = RunState::new(plan, epoch_ns, runs, frames_limit, end_ns);
+    let mut state = RunState::new(plan, epoch_ns, runs, frames_limit, end_ns);
+    if let Some(early) = opts.early_wake {
+        state.early_wake_ns = early.as_nanos().min(10_000_000) as i64;
+    }
     let trace_file = match &opts.trace {
         Some(path) => {
             Some(std::io::BufWriter::new(std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?))

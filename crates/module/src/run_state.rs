@@ -52,7 +52,12 @@ pub struct RunState {
     pub dropped_events: AtomicU64,
     /// Cores whose scheduler thread has finished.
     pub cores_done: AtomicU32,
+    /// How long before a boundary the scheduler wakes to prepare it (see `scheduler`).
+    pub early_wake_ns: i64,
 }
+
+/// Default margin of the early wake-up before a boundary (docs/scheduling.md).
+pub const DEFAULT_EARLY_WAKE_NS: i64 = 60_000;
 
 /// Room for events of about one second of 1 ms windows per core before the drain runs.
 const EVENTS_PER_CORE: usize = 16_384;
@@ -76,6 +81,7 @@ impl RunState {
             core_events: (0..cores).map(|_| ArrayQueue::new(EVENTS_PER_CORE)).collect(),
             dropped_events: AtomicU64::new(0),
             cores_done: AtomicU32::new(0),
+            early_wake_ns: DEFAULT_EARLY_WAKE_NS,
         }
     }
 

@@ -1,20 +1,33 @@
 //! The per-core partition scheduler: one thread per module core, pinned, at the top real-time
 //! priority, walking the core's window boundaries at absolute times computed from the module
-//! epoch (never from "now", so nothing drifts). At a boundary it stops the outgoing partition
-//! (complete before anything else happens) and releases the incoming one, then wakes its probe
-//! so the partition records when it actually ran.
+//! epoch (never from "now", so nothing drifts).
+//!
+//! Each boundary is handled from `early_wake_ns` before it: the thread wakes, and while it
+//! holds the core (no partition can run there), requests the outgoing partition's stop,
+//! releases the incoming one and arms its probe; then it spins to the exact boundary and gives
+//! the core up. The incoming partition thus runs from the boundary on, the outgoing one loses
+//! at most the margin, and neither executes an instruction outside its window. A requested stop
+//! is confirmed complete before the next boundary of the core (docs/scheduling.md).
 
 use crate::run_state::{RunState, partition_state};
 use crate::timeline::{Boundary, boundaries};
 use partita_trace::Event;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 
-/// The clock and sleep operations the loop needs (real ones in `rt`, fakes in tests).
+/// The clock and sleep operations the loop needs (real ones in `run`, fakes in tests).
 pub trait Clock {
     fn now_ns(&self) -> i64;
     fn sleep_until(&self, monotonic_ns: i64);
+    /// Busy-waits until `monotonic_ns`; returns the time it saw last (>= the target).
+    fn spin_until(&self, monotonic_ns: i64) -> i64;
     /// Wakes the futex of a partition's window-start probe.
-    fn wake(&self, word: &std::sync::atomic::AtomicU32);
+    fn wake(&self, word: &AtomicU32);
+}
+
+/// A stop requested at a boundary, to be confirmed before the core's next one.
+struct PendingStop {
+    partition: usize,
+    requested_ns: i64,
 }
 
 /// Runs core `core` until the run ends; returns the number of frames it completed.
@@ -24,41 +37,63 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     let mut sched = plan.initial_schedule;
     let mut frame_start = state.epoch_ns;
     let mut frames = 0u64;
-    // Partition whose window is open on this core, with its window id and planned start.
-    let mut open: Option<(usize, u32, i64)> = None;
+    let mut pending: Vec<PendingStop> = Vec::new();
+    // Partition whose window is open on this core, with its planned start.
+    let mut open: Option<(usize, i64)> = None;
     'frames: loop {
-        if state.stop.load(Ordering::Acquire)
-            || (state.frames_limit > 0 && frames >= state.frames_limit)
-            || frame_start >= state.end_ns
-        {
+        if state.stop.load(Ordering::Acquire) || (state.frames_limit > 0 && frames >= state.frames_limit) || frame_start >= state.end_ns {
             break;
         }
         // A schedule change applies to every core at the same frame boundary.
-        let pending = state.pending_schedule.load(Ordering::Acquire);
-        if pending > 0 && state.pending_at_ns.load(Ordering::Acquire) == frame_start {
-            let to = pending - 1;
+        let requested = state.pending_schedule.load(Ordering::Acquire);
+        if requested > 0 && state.pending_at_ns.load(Ordering::Acquire) == frame_start {
+            let to = requested - 1;
             if core == 0 {
-                publish_schedule(state, sched, to, frame_start, clock);
+                publish_schedule(state, sched, to, frame_start);
             }
             sched = to;
         }
         let maf = plan.schedules[sched].major_frame_ns;
         for b in &per_schedule[sched] {
             let planned = frame_start + b.offset_ns;
-            clock.sleep_until(planned);
-            let woke = clock.now_ns();
+            clock.sleep_until(planned - state.early_wake_ns);
+            confirm_stops(state, core, &mut pending);
+            let acted = clock.now_ns();
             if let Some((p, window, start_offset)) = b.end {
-                let t = state.rel(woke);
-                state.emit(core, Event::WindowEnd { t, core: core as u32, partition: plan.partitions[p].id, window, planned: state.rel(planned) });
-                leave(state, core, p, clock);
+                state.emit(
+                    core,
+                    Event::WindowEnd {
+                        t: state.rel(acted),
+                        core: core as u32,
+                        partition: plan.partitions[p].id,
+                        window,
+                        planned: state.rel(planned),
+                    },
+                );
+                if let Some(requested_ns) = leave(state, p, clock) {
+                    pending.push(PendingStop { partition: p, requested_ns });
+                }
                 report_probe(state, core, p, frame_start + start_offset);
                 open = None;
             }
-            if let Some((p, window)) = b.start {
+            // Released while this thread holds the core, unless the partition also runs on
+            // other cores (then its threads there would start before the boundary).
+            let starting = b.start.map(|(p, window)| (p, window, plan.partitions[p].cores.len() > 1));
+            let mut woken_late: Option<usize> = None;
+            if let Some((p, _, false)) = starting {
+                if !enter(state, core, p, planned) {
+                    woken_late = Some(p);
+                }
+            }
+            let at = if acted < planned { clock.spin_until(planned) } else { acted };
+            if let Some((p, window, multi_core)) = starting {
+                if multi_core && !enter(state, core, p, planned) {
+                    woken_late = Some(p);
+                }
                 state.emit(
                     core,
                     Event::WindowStart {
-                        t: state.rel(woke),
+                        t: state.rel(at),
                         core: core as u32,
                         partition: plan.partitions[p].id,
                         window,
@@ -66,8 +101,14 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
                         schedule: plan.schedules[sched].id,
                     },
                 );
-                enter(state, core, p, planned, clock);
-                open = Some((p, window, planned));
+                open = Some((p, planned));
+            }
+            // A partition that was not frozen (its previous window just ended here, or it
+            // runs on another core too) is waiting on its probe futex: wake it.
+            if let Some(p) = woken_late.or(starting.filter(|s| s.2).map(|s| s.0)) {
+                if let Some(i) = probe_slot(state, p, core) {
+                    clock.wake(&state.partitions[p].control.block().probes[i].wake);
+                }
             }
             if state.stop.load(Ordering::Acquire) {
                 break 'frames;
@@ -83,24 +124,64 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             clock.sleep_until(frame_start);
         }
     }
-    if let Some((p, _, planned)) = open {
-        leave(state, core, p, clock);
+    if let Some((p, planned)) = open {
+        if let Some(requested_ns) = leave(state, p, clock) {
+            pending.push(PendingStop { partition: p, requested_ns });
+        }
         report_probe(state, core, p, planned);
+    }
+    // The run ends only once every stop it requested is complete.
+    let deadline = clock.now_ns() + 500_000_000;
+    while !pending.is_empty() && clock.now_ns() < deadline {
+        clock.sleep_until(clock.now_ns() + 100_000);
+        confirm_stops(state, core, &mut pending);
+    }
+    for s in pending {
+        eprintln!("partita: partition {} did not stop within 0.5 s of the end of the run", state.plan.partitions[s.partition].name);
     }
     state.cores_done.fetch_add(1, Ordering::AcqRel);
     frames
 }
 
-/// Opens partition `p`'s window on `core`: releases it if no other core has it open.
-fn enter(state: &RunState, core: usize, p: usize, planned: i64, clock: &dyn Clock) {
+/// Checks the stops requested at earlier boundaries; the confirmed ones are traced with the
+/// instant they took effect (the request, made while the partition could not run).
+fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>) {
+    pending.retain(|s| {
+        let run = &state.partitions[s.partition];
+        match run.gate.is_stopped() {
+            Ok(true) => {
+                state.emit(
+                    core,
+                    Event::PartitionStopped {
+                        t: state.rel(s.requested_ns),
+                        core: core as u32,
+                        partition: state.plan.partitions[s.partition].id,
+                    },
+                );
+                false
+            }
+            // Released again meanwhile (another core's window): nothing left to confirm.
+            Ok(false) if run.active_cores.load(Ordering::Acquire) > 0 => false,
+            Ok(false) => true,
+            Err(e) => {
+                eprintln!("partita: cannot check that partition {} stopped: {e}", state.plan.partitions[s.partition].name);
+                false
+            }
+        }
+    });
+}
+
+/// Opens partition `p`'s window on `core`: arms its probe and releases it if no other core
+/// has it open. Returns whether it was released here (false: it was already running).
+fn enter(state: &RunState, core: usize, p: usize, planned: i64) -> bool {
     let run = &state.partitions[p];
     if run.state.load(Ordering::Acquire) != partition_state::ACTIVE {
-        return;
+        return true;
     }
-    let probe_index = probe_slot(state, p, core);
-    if let Some(i) = probe_index {
+    if let Some(i) = probe_slot(state, p, core) {
         let probe = &run.control.block().probes[i];
         probe.planned_ns.store(planned, Ordering::Release);
+        // A frozen probe thread restarts its futex wait when thawed and sees the new value.
         probe.wake.fetch_add(1, Ordering::Release);
         run.pending_probe[core].store(planned, Ordering::Release);
     }
@@ -108,22 +189,25 @@ fn enter(state: &RunState, core: usize, p: usize, planned: i64, clock: &dyn Cloc
         if let Err(e) = run.gate.release() {
             eprintln!("partita: cannot release partition {}: {e}", state.plan.partitions[p].name);
         }
+        return true;
     }
-    if let Some(i) = probe_index {
-        clock.wake(&run.control.block().probes[i].wake);
-    }
+    false
 }
 
-/// Closes partition `p`'s window on `core`: stops it, completely, unless another core still
-/// has it open (a multi-core partition).
-fn leave(state: &RunState, core: usize, p: usize, clock: &dyn Clock) {
+/// Closes partition `p`'s window on this core and requests its stop unless another core still
+/// has it open (a multi-core partition). Returns when the stop was requested.
+fn leave(state: &RunState, p: usize, clock: &dyn Clock) -> Option<i64> {
     let run = &state.partitions[p];
     // Saturating: an inactive partition was never counted in.
     let before = run.active_cores.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1)).unwrap_or(0);
-    if before == 1 {
-        match run.gate.stop() {
-            Ok(()) => state.emit(core, Event::PartitionStopped { t: state.rel(clock.now_ns()), core: core as u32, partition: state.plan.partitions[p].id }),
-            Err(e) => eprintln!("partita: cannot stop partition {}: {e}", state.plan.partitions[p].name),
+    if before != 1 {
+        return None;
+    }
+    match run.gate.request_stop() {
+        Ok(()) => Some(clock.now_ns()),
+        Err(e) => {
+            eprintln!("partita: cannot stop partition {}: {e}", state.plan.partitions[p].name);
+            None
         }
     }
 }
@@ -145,13 +229,18 @@ fn report_probe(state: &RunState, core: usize, p: usize, planned: i64) {
     if probe.planned_ns.load(Ordering::Acquire) == planned && running >= planned {
         state.emit(
             core,
-            Event::PartitionRunning { t: state.rel(running), core: core as u32, partition: state.plan.partitions[p].id, planned: state.rel(planned) },
+            Event::PartitionRunning {
+                t: state.rel(running),
+                core: core as u32,
+                partition: state.plan.partitions[p].id,
+                planned: state.rel(planned),
+            },
         );
     }
 }
 
 /// Core 0 publishes a schedule change to every partition and the trace.
-fn publish_schedule(state: &RunState, from: usize, to: usize, at: i64, clock: &dyn Clock) {
+fn publish_schedule(state: &RunState, from: usize, to: usize, at: i64) {
     let plan = &state.plan;
     state.schedule_started_ns.store(at, Ordering::Release);
     state.schedule.store(to, Ordering::Release);
@@ -167,6 +256,5 @@ fn publish_schedule(state: &RunState, from: usize, to: usize, at: i64, clock: &d
             duration_ns,
         });
     }
-    let _ = clock;
     state.emit(0, Event::ScheduleChange { t: state.rel(at), from: plan.schedules[from].id, to: plan.schedules[to].id });
 }

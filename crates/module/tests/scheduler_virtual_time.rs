@@ -25,6 +25,10 @@ impl Clock for VirtualClock {
     fn sleep_until(&self, t: i64) {
         self.now.fetch_max(t, Ordering::SeqCst);
     }
+    fn spin_until(&self, t: i64) -> i64 {
+        self.now.fetch_max(t, Ordering::SeqCst);
+        self.now_ns()
+    }
     fn wake(&self, _word: &AtomicU32) {}
 }
 
@@ -37,9 +41,12 @@ struct RecordingGate {
 }
 
 impl PartitionGate for RecordingGate {
-    fn stop(&self) -> std::io::Result<()> {
+    fn request_stop(&self) -> std::io::Result<()> {
         self.log.lock().unwrap().push((self.clock.now_ns(), self.partition, "stop"));
         Ok(())
+    }
+    fn is_stopped(&self) -> std::io::Result<bool> {
+        Ok(true)
     }
     fn release(&self) -> std::io::Result<()> {
         self.log.lock().unwrap().push((self.clock.now_ns(), self.partition, "release"));
@@ -69,13 +76,15 @@ const MODULE: &str = r#"<ARINC_653_Module ModuleName="M" xmlns:pt="urn:partita:1
 </ARINC_653_Module>"#;
 
 const EPOCH: i64 = 1_000_000_000;
+/// Boundaries are prepared this long before they are due.
+const EARLY: i64 = 50_000;
 
 fn setup(frames: u64) -> (RunState, Arc<VirtualClock>, Log) {
     let checked = check_text(MODULE, Path::new("/nonexistent"));
     assert!(checked.is_valid(), "{:#?}", checked.diagnostics);
     let plan = Plan::new(checked.module.as_ref().unwrap());
     let clock = Arc::new(VirtualClock::default());
-    clock.now.store(EPOCH - 1000, Ordering::SeqCst);
+    clock.now.store(EPOCH - 1_000_000, Ordering::SeqCst);
     let log: Log = Arc::default();
     let partitions = (0..plan.partitions.len())
         .map(|i| PartitionRun {
@@ -86,7 +95,9 @@ fn setup(frames: u64) -> (RunState, Arc<VirtualClock>, Log) {
             pending_probe: (0..plan.cores.len()).map(|_| AtomicI64::new(0)).collect(),
         })
         .collect();
-    (RunState::new(plan, EPOCH, partitions, frames, i64::MAX), clock, log)
+    let mut state = RunState::new(plan, EPOCH, partitions, frames, i64::MAX);
+    state.early_wake_ns = EARLY;
+    (state, clock, log)
 }
 
 fn events(state: &RunState) -> Vec<Event> {
@@ -101,19 +112,22 @@ fn windows_run_in_order_and_never_overlap() {
     let ms = 1_000_000;
     let mut expected = Vec::new();
     for f in 0..3 {
-        let base = EPOCH + f * 20 * ms;
+        let base = EPOCH + f * 20 * ms - EARLY;
         expected.extend([(base, 1, "release"), (base + 10 * ms, 1, "stop"), (base + 10 * ms, 2, "release"), (base + 15 * ms, 2, "stop")]);
     }
     assert_eq!(log, expected);
-    // Window starts carry planned times relative to the epoch, in order.
-    let starts: Vec<(i64, u32)> = events(&state)
+    // Window starts carry planned times relative to the epoch, in order, and the scheduler
+    // gave the core up exactly at the boundary (it spun to it).
+    let starts: Vec<(i64, i64, u32)> = events(&state)
         .into_iter()
         .filter_map(|e| match e {
-            Event::WindowStart { planned, partition, .. } => Some((planned, partition)),
+            Event::WindowStart { t, planned, partition, .. } => Some((t, planned, partition)),
             _ => None,
         })
         .collect();
-    assert_eq!(starts, [(0, 1), (10 * ms, 2), (20 * ms, 1), (30 * ms, 2), (40 * ms, 1), (50 * ms, 2)]);
+    let planned: Vec<(i64, i64, u32)> =
+        [(0, 1), (10, 2), (20, 1), (30, 2), (40, 1), (50, 2)].iter().map(|&(t, p)| (t * ms, t * ms, p)).collect();
+    assert_eq!(starts, planned);
 }
 
 #[test]
@@ -126,9 +140,10 @@ fn a_requested_schedule_starts_at_a_frame_boundary() {
     let log = log.lock().unwrap().clone();
     let ms = 1_000_000;
     // Frame 0 in schedule one, then frames of 10 ms in schedule two where only B runs.
-    assert_eq!(&log[..4], &[(EPOCH, 1, "release"), (EPOCH + 10 * ms, 1, "stop"), (EPOCH + 10 * ms, 2, "release"), (EPOCH + 15 * ms, 2, "stop")]);
+    let e = EPOCH - EARLY;
+    assert_eq!(&log[..4], &[(e, 1, "release"), (e + 10 * ms, 1, "stop"), (e + 10 * ms, 2, "release"), (e + 15 * ms, 2, "stop")]);
     assert!(log[4..].iter().all(|&(_, p, _)| p == 2), "{log:?}");
-    assert_eq!(log[4], (EPOCH + 20 * ms, 2, "release"));
+    assert_eq!(log[4], (e + 20 * ms, 2, "release"));
     let ev = events(&state);
     assert!(ev.contains(&Event::ScheduleChange { t: 20 * ms, from: 1, to: 2 }), "{ev:?}");
     // The partitions see the new schedule and its start.

@@ -1,0 +1,157 @@
+//! `partita run` on real partitions (shell programs, so no APEX runtime is involved): the
+//! trace shows every window on every core in order and no overlap; a partition that exits, is
+//! killed or cannot start is reported clearly while the others keep their windows.
+//! Needs root (cgroups, real-time priorities): skipped with a message otherwise, except with
+//! CI=true, where a missing capability fails the test.
+
+use assert_cmd::Command;
+use partita_trace::summary::summarize;
+use partita_trace::{Event, read_trace};
+use std::path::Path;
+
+fn privileged() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let ok = root && Path::new("/sys/fs/cgroup").is_dir();
+    if !ok {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true: partita run needs root and cgroups here");
+        eprintln!("skipped: partita run needs root and cgroups (run the tests as root)");
+    }
+    ok
+}
+
+fn module(dir: &Path, partitions: &[(&str, &str)]) -> std::path::PathBuf {
+    let mut xml = String::from("<ARINC_653_Module ModuleName=\"T\" xmlns:pt=\"urn:partita:1\">\n  <pt:Cores Cpus=\"0-1\"/>\n");
+    for (i, (name, script)) in partitions.iter().enumerate() {
+        xml.push_str(&format!(
+            "  <Partition PartitionIdentifier=\"{}\" PartitionName=\"{name}\" pt:Executable=\"/bin/sh\" pt:Arguments=\"-c '{script}'\"/>\n",
+            i + 1
+        ));
+    }
+    // Partitions 1 and 2 alternate on core 0, partition 3 (if any) runs on core 1.
+    xml.push_str("  <Module_Schedule ScheduleIdentifier=\"1\" ScheduleName=\"s\" MajorFrameSeconds=\"0.04\">\n");
+    for (i, _) in partitions.iter().enumerate() {
+        let (start, core) = match i {
+            0 => ("0", 0),
+            1 => ("0.02", 0),
+            _ => ("0", 1),
+        };
+        xml.push_str(&format!(
+            "    <Partition_Schedule PartitionIdentifier=\"{}\" PeriodSeconds=\"0.04\" PeriodDurationSeconds=\"0.015\">\n      <Window_Schedule WindowIdentifier=\"1\" WindowStartSeconds=\"{start}\" WindowDurationSeconds=\"0.015\" pt:Core=\"{core}\"/>\n    </Partition_Schedule>\n",
+            i + 1
+        ));
+    }
+    xml.push_str("  </Module_Schedule>\n</ARINC_653_Module>\n");
+    let path = dir.join("module.xml");
+    std::fs::write(&path, xml).unwrap();
+    path
+}
+
+struct Outcome {
+    stdout: String,
+    stderr: String,
+    events: Vec<Event>,
+}
+
+fn run(config: &Path, frames: u32) -> Outcome {
+    let trace = config.with_extension("trace");
+    let out = Command::new(assert_cmd::cargo::cargo_bin!("partita"))
+        .args(["run", config.to_str().unwrap(), "--frames", &frames.to_string(), "--trace", trace.to_str().unwrap()])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let events = read_trace(std::io::BufReader::new(std::fs::File::open(&trace).unwrap())).unwrap();
+    Outcome { stdout: String::from_utf8_lossy(&out.stdout).into(), stderr: String::from_utf8_lossy(&out.stderr).into(), events }
+}
+
+fn window_starts(events: &[Event], partition: u32) -> Vec<i64> {
+    events.iter().filter_map(|e| matches!(e, Event::WindowStart { partition: p, .. } if *p == partition).then(|| e.t())).collect()
+}
+
+#[test]
+fn windows_follow_the_schedule_on_every_core_without_overlap() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config =
+        module(dir.path(), &[("A", "echo hello from A; while :; do :; done"), ("B", "while :; do :; done"), ("C", "while :; do :; done")]);
+    let o = run(&config, 25);
+    assert!(o.stdout.contains("[A] hello from A"), "{}", o.stdout);
+    let s = summarize(&o.events);
+    assert!(s.check.ok, "{s}");
+    // Every partition got a window in every frame, in the planned order on its core.
+    for p in 1..=3 {
+        assert_eq!(window_starts(&o.events, p).len(), 25, "partition {p}");
+    }
+    let mut core0: Vec<(i64, u32)> = o
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::WindowStart { core: 0, planned, partition, .. } => Some((*planned, *partition)),
+            _ => None,
+        })
+        .collect();
+    core0.sort();
+    assert!(core0.windows(2).all(|w| w[0].1 != w[1].1), "A and B alternate on core 0");
+    // The busy partitions actually ran, and were stopped at each window end.
+    let stops = o.events.iter().filter(|e| matches!(e, Event::PartitionStopped { .. })).count();
+    assert_eq!(stops, 75, "{stops} stops for 75 windows");
+}
+
+#[test]
+fn a_partition_that_exits_is_reported_and_the_others_keep_their_windows() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A program that dies of a memory fault (PID 1 of its namespace ignores signals sent from
+    // inside it, but not a fault).
+    let crasher = dir.path().join("crasher");
+    std::fs::write(dir.path().join("crasher.c"), "int main(void) { *(volatile int *)0 = 1; return 0; }\n").unwrap();
+    let built = std::process::Command::new("cc").arg(dir.path().join("crasher.c")).arg("-o").arg(&crasher).status().unwrap();
+    assert!(built.success());
+    let config = module(
+        dir.path(),
+        &[("Quitter", "echo bye; exit 3"), ("Busy", "while :; do :; done"), ("Killed", &format!("exec {}", crasher.display()))],
+    );
+    let o = run(&config, 20);
+    assert!(o.stdout.contains("partition Quitter ended (exited with status 3)"), "{}\n{}", o.stdout, o.stderr);
+    assert!(o.stdout.contains("partition Killed ended (killed by signal 11"), "{}\n{}", o.stdout, o.stderr);
+    let exits: Vec<u32> = o
+        .events
+        .iter()
+        .filter_map(|e| {
+            matches!(e, Event::PartitionExit { .. }).then(|| match e {
+                Event::PartitionExit { partition, .. } => *partition,
+                _ => 0,
+            })
+        })
+        .collect();
+    assert_eq!(exits.len(), 2, "{exits:?}");
+    assert_eq!(window_starts(&o.events, 2).len(), 20, "Busy keeps every window");
+    assert!(summarize(&o.events).check.ok);
+}
+
+#[test]
+fn a_missing_program_is_reported_and_the_module_runs_the_rest() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = module(dir.path(), &[("Fine", "while :; do :; done")]);
+    let xml = std::fs::read_to_string(&config).unwrap().replace("</ARINC_653_Module>", "");
+    // A second partition whose program does not exist, on core 0 after Fine's window.
+    let xml = xml.replace(
+        "  <Module_Schedule",
+        "  <Partition PartitionIdentifier=\"2\" PartitionName=\"Ghost\" pt:Executable=\"no/such/program\"/>\n  <Module_Schedule",
+    ).replace(
+        "  </Module_Schedule>",
+        "    <Partition_Schedule PartitionIdentifier=\"2\" PeriodSeconds=\"0.04\" PeriodDurationSeconds=\"0.01\">\n      <Window_Schedule WindowIdentifier=\"1\" WindowStartSeconds=\"0.02\" WindowDurationSeconds=\"0.01\"/>\n    </Partition_Schedule>\n  </Module_Schedule>\n</ARINC_653_Module>",
+    );
+    std::fs::write(&config, xml).unwrap();
+    let o = run(&config, 10);
+    assert!(o.stderr.contains("partition Ghost cannot run:") && o.stderr.contains("no/such/program"), "{}", o.stderr);
+    assert_eq!(window_starts(&o.events, 1).len(), 10);
+}
