@@ -49,7 +49,7 @@ static PROCESS_ID_TYPE periodic(const char *name, SYSTEM_TIME_TYPE period, SYSTE
     PROCESS_ID_TYPE id;
     RETURN_CODE_TYPE rc;
     memset(&attr, 0, sizeof attr);
-    strncpy(attr.NAME, name, sizeof attr.NAME);
+    strncpy(attr.NAME, name, sizeof attr.NAME - 1);
     attr.ENTRY_POINT = (SYSTEM_ADDRESS_TYPE)entry;
     attr.STACK_SIZE = 64 * 1024;
     attr.BASE_PRIORITY = priority;

@@ -5,7 +5,7 @@
 static void heartbeat(void) {
     RETURN_CODE_TYPE rc;
     PARTITION_STATUS_TYPE ps;
-    MODULE_SCHEDULE_STATUS_TYPE ms;
+    SCHEDULE_STATUS_TYPE ms;
     SYSTEM_TIME_TYPE now;
     long beats = 0;
     for (;;) {

@@ -51,7 +51,7 @@ pub fn run_module(args: RunArgs) -> ExitCode {
         eprintln!("partita: {file} is not a valid configuration; nothing runs");
         return exit::invalid();
     };
-    let on_tick: Option<Box<dyn FnMut(&RunState) + Send>> = if args.live_status { Some(Box::new(live_status)) } else { None };
+    let on_tick: Option<partita_module::run::Tick> = if args.live_status { Some(Box::new(live_status)) } else { None };
     let opts = RunOptions {
         frames: args.frames,
         duration: args.duration,

@@ -26,11 +26,11 @@ pub struct EventSink {
 
 impl EventSink {
     pub fn push(&mut self, e: Event) {
-        if let Some(f) = &mut self.file {
-            if let Err(err) = e.write_line(f) {
-                eprintln!("partita: cannot write the trace: {err}; it stops here");
-                self.file = None;
-            }
+        if let Some(f) = &mut self.file
+            && let Err(err) = e.write_line(f)
+        {
+            eprintln!("partita: cannot write the trace: {err}; it stops here");
+            self.file = None;
         }
         self.events.push(e);
     }
@@ -68,6 +68,9 @@ const PIDFD: u64 = 3;
 const EXEC: u64 = 4;
 const KINDS: u64 = 8;
 const WAKE: u64 = u64::MAX;
+/// How often pending events are moved to the trace when nothing else wakes the thread: rare,
+/// because each wake-up preempts a partition (the queues hold seconds of events).
+const DRAIN_MS: i32 = 100;
 
 pub struct Lifecycle<'a> {
     state: &'a RunState,
@@ -197,7 +200,7 @@ impl<'a> Lifecycle<'a> {
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 32];
         loop {
             // SAFETY: `events` is a valid buffer of 32 entries.
-            let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.as_mut_ptr(), events.len() as i32, 10) };
+            let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.as_mut_ptr(), events.len() as i32, DRAIN_MS) };
             let mut quit = false;
             for ev in events.iter().take(n.max(0) as usize) {
                 let token = ev.u64;

@@ -66,7 +66,15 @@ impl Plan {
             .map(|p| PlannedPartition {
                 id: p.id.value,
                 name: p.name.value.clone(),
-                executable: p.executable.as_ref().map(|e| m.base_dir.join(&e.value)).unwrap_or_default(),
+                // Absolute, so that it does not depend on the working directory of the program.
+                executable: p
+                    .executable
+                    .as_ref()
+                    .map(|e| {
+                        let path = m.base_dir.join(&e.value);
+                        std::path::absolute(&path).unwrap_or(path)
+                    })
+                    .unwrap_or_default(),
                 arguments: p.arguments.as_ref().map(|a| split_arguments(&a.value)).unwrap_or_default(),
                 memory_bytes: m.memory_bytes(p.id.value),
                 criticality: p.criticality.as_ref().map_or(255, |c| c.value as u32),
@@ -105,14 +113,20 @@ impl Plan {
             if Some(s.id.value) == initial_id {
                 plan.initial_schedule = plan.schedules.len();
             }
-            plan.schedules.push(PlannedSchedule { id: s.id.value, name: s.name.value.clone(), major_frame_ns: s.major_frame.value.0, slots, periods });
+            plan.schedules.push(PlannedSchedule {
+                id: s.id.value,
+                name: s.name.value.clone(),
+                major_frame_ns: s.major_frame.value.0,
+                slots,
+                periods,
+            });
         }
         for c in &m.cores {
             for pp in &c.priorities {
-                if let Some(p) = index_of(pp.partition.value) {
-                    if !plan.partitions[p].cores.contains(&c.index) {
-                        plan.partitions[p].cores.push(c.index);
-                    }
+                if let Some(p) = index_of(pp.partition.value)
+                    && !plan.partitions[p].cores.contains(&c.index)
+                {
+                    plan.partitions[p].cores.push(c.index);
                 }
             }
         }

@@ -21,6 +21,9 @@ use std::time::Duration;
 /// Priority of the lifecycle thread: above every partition thread, below the schedulers.
 const LIFECYCLE_PRIORITY: i32 = 95;
 
+/// A callback for the live status.
+pub type Tick = Box<dyn FnMut(&RunState) + Send>;
+
 pub struct RunOptions {
     /// Stop after this many major frames.
     pub frames: Option<u64>,
@@ -33,7 +36,7 @@ pub struct RunOptions {
     /// How long before each boundary the schedulers wake (default 60 us).
     pub early_wake: Option<Duration>,
     /// Called about once a second while the module runs (live status).
-    pub on_tick: Option<Box<dyn FnMut(&RunState) + Send>>,
+    pub on_tick: Option<Tick>,
 }
 
 pub struct RunReport {
@@ -44,15 +47,56 @@ pub struct RunReport {
     pub interrupted: bool,
 }
 
-/// The real clock: absolute CLOCK_MONOTONIC sleeps and shared futex wake-ups.
-struct RealClock;
+/// The real clock of one scheduler thread: absolute CLOCK_MONOTONIC sleeps on a timerfd that
+/// can be armed before the boundary (see `Clock::arm`), and shared futex wake-ups.
+struct RealClock {
+    timer: std::os::fd::OwnedFd,
+    armed: std::cell::Cell<i64>,
+}
+
+impl RealClock {
+    fn new() -> std::io::Result<RealClock> {
+        // SAFETY: timerfd_create with valid flags; the result is checked and owned.
+        let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor owned by nobody else.
+        Ok(RealClock { timer: unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) }, armed: std::cell::Cell::new(i64::MIN) })
+    }
+}
 
 impl Clock for RealClock {
     fn now_ns(&self) -> i64 {
         rt::now_ns()
     }
+    fn arm(&self, t: i64) {
+        if self.armed.get() == t {
+            return;
+        }
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: libc::timespec { tv_sec: t.max(1) / 1_000_000_000, tv_nsec: t.max(1) % 1_000_000_000 },
+        };
+        // SAFETY: arming our own timerfd with a valid absolute expiry.
+        let r = unsafe {
+            libc::timerfd_settime(std::os::fd::AsRawFd::as_raw_fd(&self.timer), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut())
+        };
+        self.armed.set(if r == 0 { t } else { i64::MIN });
+    }
     fn sleep_until(&self, t: i64) {
-        rt::sleep_until_ns(t);
+        while rt::now_ns() < t {
+            self.arm(t);
+            if self.armed.get() != t {
+                rt::sleep_until_ns(t);
+                break;
+            }
+            let mut expirations = 0u64;
+            // SAFETY: reading the 8-byte expiration count of our timerfd into a valid buffer.
+            unsafe { libc::read(std::os::fd::AsRawFd::as_raw_fd(&self.timer), (&mut expirations as *mut u64).cast(), 8) };
+            // The timer is one-shot: it must be armed again for the next sleep.
+            self.armed.set(i64::MIN);
+        }
     }
     fn spin_until(&self, t: i64) -> i64 {
         rt::spin_until_ns(t)
@@ -163,7 +207,15 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
                         if let Err(e) = rt::set_current_fifo(SCHEDULER_PRIORITY) {
                             eprintln!("partita: warning: core {core}'s scheduler runs without real-time priority: {e}");
                         }
-                        run_core(state, core, &RealClock)
+                        match RealClock::new() {
+                            Ok(clock) => run_core(state, core, &clock),
+                            Err(e) => {
+                                eprintln!("partita: core {core}'s scheduler has no timer: {e}");
+                                state.stop.store(true, Ordering::Release);
+                                state.cores_done.fetch_add(1, Ordering::AcqRel);
+                                0
+                            }
+                        }
                     })
                     .expect("thread")
             })

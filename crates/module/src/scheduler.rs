@@ -18,6 +18,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub trait Clock {
     fn now_ns(&self) -> i64;
     fn sleep_until(&self, monotonic_ns: i64);
+    /// Prepares the next `sleep_until(monotonic_ns)` ahead of time (arms its timer), so that
+    /// the sleep right after a boundary costs no timer programming.
+    fn arm(&self, monotonic_ns: i64) {
+        let _ = monotonic_ns;
+    }
     /// Busy-waits until `monotonic_ns`; returns the time it saw last (>= the target).
     fn spin_until(&self, monotonic_ns: i64) -> i64;
     /// Wakes the futex of a partition's window-start probe.
@@ -80,11 +85,12 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             // other cores (then its threads there would start before the boundary).
             let starting = b.start.map(|(p, window)| (p, window, plan.partitions[p].cores.len() > 1));
             let mut woken_late: Option<usize> = None;
-            if let Some((p, _, false)) = starting {
-                if !enter(state, core, p, planned) {
-                    woken_late = Some(p);
-                }
+            if let Some((p, _, false)) = starting
+                && !enter(state, core, p, planned)
+            {
+                woken_late = Some(p);
             }
+            clock.arm(next_wake(&per_schedule[sched], b, frame_start, maf) - state.early_wake_ns);
             let at = if acted < planned { clock.spin_until(planned) } else { acted };
             if let Some((p, window, multi_core)) = starting {
                 if multi_core && !enter(state, core, p, planned) {
@@ -105,10 +111,10 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             }
             // A partition that was not frozen (its previous window just ended here, or it
             // runs on another core too) is waiting on its probe futex: wake it.
-            if let Some(p) = woken_late.or(starting.filter(|s| s.2).map(|s| s.0)) {
-                if let Some(i) = probe_slot(state, p, core) {
-                    clock.wake(&state.partitions[p].control.block().probes[i].wake);
-                }
+            if let Some(p) = woken_late.or(starting.filter(|s| s.2).map(|s| s.0))
+                && let Some(i) = probe_slot(state, p, core)
+            {
+                clock.wake(&state.partitions[p].control.block().probes[i].wake);
             }
             if state.stop.load(Ordering::Acquire) {
                 break 'frames;
@@ -143,6 +149,15 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     frames
 }
 
+/// When the boundary after `b` is due (the first of the next frame after the last one).
+fn next_wake(list: &[Boundary], b: &Boundary, frame_start: i64, maf: i64) -> i64 {
+    let i = list.iter().position(|x| std::ptr::eq(x, b)).unwrap_or(0);
+    match list.get(i + 1) {
+        Some(n) => frame_start + n.offset_ns,
+        None => frame_start + maf + list.first().map_or(0, |f| f.offset_ns),
+    }
+}
+
 /// Checks the stops requested at earlier boundaries; the confirmed ones are traced with the
 /// instant they took effect (the request, made while the partition could not run).
 fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>) {
@@ -160,8 +175,25 @@ fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>) 
                 );
                 false
             }
-            // Released again meanwhile (another core's window): nothing left to confirm.
-            Ok(false) if run.active_cores.load(Ordering::Acquire) > 0 => false,
+            // Released again before the kernel confirmed the stop (the vCPU was stalled, or
+            // higher-priority threads kept the partition's threads from reaching the freezer):
+            // the stop took effect when requested, but say that it was not confirmed.
+            Ok(false) if run.active_cores.load(Ordering::Acquire) > 0 => {
+                eprintln!(
+                    "partita: warning: the stop of partition {} requested at {:+.3} ms was not confirmed before its next window",
+                    state.plan.partitions[s.partition].name,
+                    state.rel(s.requested_ns) as f64 / 1e6
+                );
+                state.emit(
+                    core,
+                    Event::PartitionStopped {
+                        t: state.rel(s.requested_ns),
+                        core: core as u32,
+                        partition: state.plan.partitions[s.partition].id,
+                    },
+                );
+                false
+            }
             Ok(false) => true,
             Err(e) => {
                 eprintln!("partita: cannot check that partition {} stopped: {e}", state.plan.partitions[s.partition].name);
