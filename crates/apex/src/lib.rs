@@ -1,1 +1,49 @@
-//! (being written)
+//! `partita-apex`: the partition-side runtime of Partita (the APEX library).
+//!
+//! A partition program runs as a Linux process started by the module (`partita run`); its
+//! `main` is the ARINC 653 initialization process. The runtime initializes on the first APEX
+//! call: it maps the control block the module passes on fd 3 (or, without `PARTITA_PARTITION` in
+//! the environment, runs *standalone* with a private one), starts its deadline monitor and
+//! window-start probe threads, and makes ARINC processes out of SCHED_FIFO threads: ARINC
+//! priority p runs at Linux priority 10 + p on one partition core, so the kernel gives exactly
+//! the ARINC semantics (priority-preemptive, FIFO among equals, one process at a time per core).
+//!
+//! The same services exist for Rust (the functions re-exported here, returning
+//! `Result<_, ErrorReturnCode>`) and for C (include/ARINC653.h, the static library
+//! `libpartita_apex.a`). Services that need no other party (GET_TIME, GET_MY_ID,
+//! GET_PARTITION_STATUS, GET_PROCESS_STATUS, GET_PROCESS_ID, GET_MY_PROCESSOR_CORE_ID,
+//! GET_MODULE_SCHEDULE_STATUS / _ID) make no system call.
+//!
+//! Standalone knobs (environment): `PARTITA_STANDALONE_PERIOD` (partition period in decimal
+//! seconds, default 0.1), `PARTITA_STANDALONE_CPUS` (e.g. `0,1`; default: the CPU the program
+//! starts on), `PARTITA_STANDALONE_TRACE=1` (print trace events on stderr).
+
+mod body;
+mod control;
+mod critical;
+pub mod ffi;
+mod hm;
+mod monitor;
+pub mod names;
+mod partition;
+mod process;
+mod runtime;
+mod schedule;
+mod signals;
+mod sys;
+mod threads;
+mod time;
+mod trace;
+pub mod types;
+
+pub use control::{delayed_start, lock_preemption, resume, set_priority, start, stop, stop_self, suspend, suspend_self, unlock_preemption};
+pub use hm::{raise_application_error, report_application_message};
+pub use names::Name;
+pub use partition::{get_partition_status, set_partition_mode};
+pub use process::{
+    create_process, get_my_id, get_my_index, get_my_processor_core_id, get_process_id, get_process_status, initialize_process_core_affinity,
+};
+pub use runtime::parse_seconds;
+pub use schedule::{get_module_schedule_id, get_module_schedule_status, set_module_schedule};
+pub use time::{get_time, periodic_wait, replenish, timed_wait};
+pub use types::*;

@@ -66,7 +66,7 @@ fn run(config: &Path, frames: u32) -> Outcome {
 }
 
 fn window_starts(events: &[Event], partition: u32) -> Vec<i64> {
-    events.iter().filter_map(|e| matches!(e, Event::WindowStart { partition: p, .. } if *p == partition).then(|| e.t())).collect()
+    events.iter().filter(|e| matches!(e, Event::WindowStart { partition: p, .. } if *p == partition)).map(Event::t).collect()
 }
 
 #[test]
@@ -122,11 +122,9 @@ fn a_partition_that_exits_is_reported_and_the_others_keep_their_windows() {
     let exits: Vec<u32> = o
         .events
         .iter()
-        .filter_map(|e| {
-            matches!(e, Event::PartitionExit { .. }).then(|| match e {
-                Event::PartitionExit { partition, .. } => *partition,
-                _ => 0,
-            })
+        .filter_map(|e| match e {
+            Event::PartitionExit { partition, .. } => Some(*partition),
+            _ => None,
         })
         .collect();
     assert_eq!(exits.len(), 2, "{exits:?}");

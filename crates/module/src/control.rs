@@ -39,7 +39,8 @@ impl SharedControl {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: mapping SIZE bytes of the memfd shared and read-write; checked below.
-        let ptr = unsafe { libc::mmap(std::ptr::null_mut(), SIZE, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
+        let ptr =
+            unsafe { libc::mmap(std::ptr::null_mut(), SIZE, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
         if ptr == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
@@ -87,7 +88,8 @@ fn init(cb: &mut ControlBlock, plan: &Plan, p: &PlannedPartition, epoch_ns: i64)
     cb.schedule_count = plan.schedules.len().min(MAX_SCHEDULES) as u32;
     for (i, s) in plan.schedules.iter().take(MAX_SCHEDULES).enumerate() {
         let (period_ns, duration_ns) = s.periods[me];
-        cb.schedules[i] = ScheduleEntry { id: s.id, _pad: 0, name: name_bytes(&s.name), major_frame_ns: s.major_frame_ns, period_ns, duration_ns };
+        cb.schedules[i] =
+            ScheduleEntry { id: s.id, _pad: 0, name: name_bytes(&s.name), major_frame_ns: s.major_frame_ns, period_ns, duration_ns };
     }
     cb.status.operating_mode.store(mode::COLD_START, Ordering::Relaxed);
     cb.status.module_running.store(1, Ordering::Relaxed);

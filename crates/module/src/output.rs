@@ -26,7 +26,9 @@ impl PartitionOutput {
     /// Takes a chunk read from a pipe and writes every complete line to `live` and the log.
     pub fn feed(&mut self, chunk: &[u8], live: &mut impl Write) -> io::Result<()> {
         self.pending.extend_from_slice(chunk);
-        while let Some(pos) = self.pending.iter().position(|&b| b == b'\n').or_else(|| (self.pending.len() >= MAX_LINE).then_some(MAX_LINE - 1)) {
+        while let Some(pos) =
+            self.pending.iter().position(|&b| b == b'\n').or_else(|| (self.pending.len() >= MAX_LINE).then_some(MAX_LINE - 1))
+        {
             let line: Vec<u8> = self.pending.drain(..=pos).collect();
             self.emit(&line, live)?;
         }
