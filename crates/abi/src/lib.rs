@@ -393,7 +393,8 @@ mod tests {
     fn schedule_state_round_trips() {
         // SAFETY: ScheduleState is atomics only; zero is valid.
         let s: Box<ScheduleState> = unsafe { Box::new_zeroed().assume_init() };
-        let snap = ScheduleSnapshot { current_id: 2, next_id: 3, started_ns: 10, time_of_last_switch_ns: 10, period_ns: 20, duration_ns: 5 };
+        let snap =
+            ScheduleSnapshot { current_id: 2, next_id: 3, started_ns: 10, time_of_last_switch_ns: 10, period_ns: 20, duration_ns: 5 };
         s.publish(&snap);
         assert_eq!(s.read(), snap);
     }

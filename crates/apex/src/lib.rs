@@ -14,6 +14,15 @@
 //! GET_PARTITION_STATUS, GET_PROCESS_STATUS, GET_PROCESS_ID, GET_MY_PROCESSOR_CORE_ID,
 //! GET_MODULE_SCHEDULE_STATUS / _ID) make no system call.
 //!
+//! STOP and SUSPEND of another process are asynchronous: the target thread gets a signal
+//! (`SIGRTMAX - 2`) whose handler parks it (SUSPEND) or jumps back to the top of the process
+//! thread (STOP, with `siglongjmp` in a small C trampoline). Limits: the frames of a stopped
+//! process are abandoned, so a Rust process body stopped from outside does not run its
+//! destructors (memory it owned leaks, a `std::sync::Mutex` it held stays locked); a process
+//! stopped inside the C library (malloc, stdio) may leave that library's lock held. The runtime
+//! itself defers requests while it holds its locks. Process entry points are
+//! `extern "C" fn()`; a panic in one aborts the program.
+//!
 //! Standalone knobs (environment): `PARTITA_STANDALONE_PERIOD` (partition period in decimal
 //! seconds, default 0.1), `PARTITA_STANDALONE_CPUS` (e.g. `0,1`; default: the CPU the program
 //! starts on), `PARTITA_STANDALONE_TRACE=1` (print trace events on stderr).

@@ -3,9 +3,10 @@
 //! exec-status pipes and pidfds (a partition program ending), and every few milliseconds
 //! drains the scheduler and partition events into the trace.
 
-use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SpawnSpec, spawn};
+use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SignalGate, SpawnSpec, StartState, frozen_to_stopped, spawn};
 use crate::output::PartitionOutput;
 use crate::partition_events::{mode_name, start_condition_name, to_trace};
+use crate::process_gate::ProcessGate;
 use crate::run_state::{RunState, partition_state};
 use partita_abi::{mode, request, start_condition};
 use partita_trace::Event;
@@ -45,6 +46,8 @@ pub struct Launch {
     pub workdir: PathBuf,
     pub cpus: Vec<usize>,
     pub cgroup: Option<Arc<PartitionCgroup>>,
+    /// With signal gating: where the scheduler finds the current program's handle.
+    pub signals: Option<Arc<ProcessGate>>,
     pub namespaces: bool,
     pub doorbell: OwnedFd,
     pub log: Option<PathBuf>,
@@ -169,6 +172,17 @@ impl<'a> Lifecycle<'a> {
         for w in &spawned.warnings {
             eprintln!("partita: partition {}: {w}", l.name);
         }
+        // With signal gating, the frozen start becomes a stopped one (its first instruction
+        // runs when its first window releases it).
+        if let Some(signals) = &l.signals {
+            let gate = SignalGate::new(&spawned.process).map_err(|e| e.to_string())?;
+            if spawned.start == StartState::Frozen
+                && let Some(cg) = &l.cgroup
+            {
+                frozen_to_stopped(&gate, cg).map_err(|e| e.to_string())?;
+            }
+            signals.set(Some(gate));
+        }
         let pidfd = spawned.process.pidfd().as_raw_fd();
         let exec_fd = spawned.process.exec_status_fd().as_raw_fd();
         set_nonblocking(spawned.stdout.as_raw_fd());
@@ -278,6 +292,9 @@ impl<'a> Lifecycle<'a> {
     /// A partition program ended.
     fn reap(&mut self, i: usize) {
         let Some(mut p) = self.live[i].process.take() else { return };
+        if let Some(s) = &self.launches[i].signals {
+            s.set(None);
+        }
         self.unwatch(p.pidfd().as_raw_fd());
         let status = p.wait();
         // Output written just before the end is still shown.
@@ -362,6 +379,9 @@ impl<'a> Lifecycle<'a> {
 
     /// Kills partition `i`'s program and waits until it is gone; its output is drained.
     fn kill(&mut self, i: usize) {
+        if let Some(s) = &self.launches[i].signals {
+            s.set(None);
+        }
         let Some(mut p) = self.live[i].process.take() else { return };
         self.live[i].expected_exit = true;
         self.unwatch(p.pidfd().as_raw_fd());

@@ -7,7 +7,7 @@ use crate::control::SharedControl;
 use crate::gate::PartitionGate;
 use crate::lifecycle::{EventSink, Launch, Lifecycle, doorbell};
 use crate::plan::Plan;
-use crate::process_gate::CgroupGate;
+use crate::process_gate::{CgroupGate, ProcessGate};
 use crate::run_state::{PartitionRun, RunState};
 use crate::scheduler::{Clock, run_core};
 use partita_config::model::{Backend, Module};
@@ -126,6 +126,8 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     }
     // Partitions are created frozen before the epoch; their initialization runs in their windows.
     let epoch_ns = rt::now_ns() + 150_000_000 + 20_000_000 * plan.partitions.len() as i64;
+    // The stop/release mechanism at window boundaries (docs/scheduling.md).
+    let use_signals = std::env::var("PARTITA_GATE").is_ok_and(|v| v == "signal");
     let mut runs = Vec::new();
     let mut launches = Vec::new();
     let workdir = module.base_dir.clone();
@@ -133,7 +135,8 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         let limit = (p.memory_bytes > 0).then_some(p.memory_bytes);
         let cgroup = Arc::new(cgroups.partition(&p.name, limit).map_err(|e| format!("partition {}: {e}", p.name))?);
         let control = SharedControl::create(&plan, i, epoch_ns).map_err(|e| format!("partition {}: control block: {e}", p.name))?;
-        let gate: Box<dyn PartitionGate> = Box::new(CgroupGate { cgroup: cgroup.clone() });
+        let signals = Arc::new(ProcessGate::default());
+        let gate: Arc<dyn PartitionGate> = if use_signals { signals.clone() } else { Arc::new(CgroupGate { cgroup: cgroup.clone() }) };
         runs.push(PartitionRun {
             control,
             gate,
@@ -149,6 +152,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             workdir: workdir.clone(),
             cpus: p.cores.iter().map(|&c| plan.cores[c as usize].cpu as usize).collect(),
             cgroup: Some(cgroup),
+            signals: use_signals.then_some(signals),
             namespaces: caps.namespaces,
             doorbell: doorbell().map_err(|e| e.to_string())?,
             log: opts.log_dir.as_ref().map(|d| d.join(format!("{}.log", p.name))),

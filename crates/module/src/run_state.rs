@@ -5,12 +5,13 @@ use crate::gate::PartitionGate;
 use crate::plan::Plan;
 use crossbeam_queue::ArrayQueue;
 use partita_trace::Event;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// What the module knows of a partition at run time.
 pub struct PartitionRun {
     pub control: SharedControl,
-    pub gate: Box<dyn PartitionGate>,
+    pub gate: Arc<dyn PartitionGate>,
     /// Cores on which one of its windows is open now; it is released while this is > 0.
     pub active_cores: AtomicU32,
     pub state: AtomicU32,
@@ -52,12 +53,13 @@ pub struct RunState {
     pub dropped_events: AtomicU64,
     /// Cores whose scheduler thread has finished.
     pub cores_done: AtomicU32,
-    /// How long before a boundary the scheduler wakes to prepare it (see `scheduler`).
+    /// How long before a boundary the scheduler first wakes to prepare it; it then adapts
+    /// (`scheduler::Margin`).
     pub early_wake_ns: i64,
 }
 
 /// Default margin of the early wake-up before a boundary (docs/scheduling.md).
-pub const DEFAULT_EARLY_WAKE_NS: i64 = 60_000;
+pub const DEFAULT_EARLY_WAKE_NS: i64 = 100_000;
 
 /// Room for events of about one second of 1 ms windows per core before the drain runs.
 const EVENTS_PER_CORE: usize = 16_384;

@@ -1,0 +1,156 @@
+//! The life of a process thread: DORMANT until START, waiting for NORMAL mode and the release
+//! point, running the entry point, and back to DORMANT (entry point returned, STOP_SELF, or STOP
+//! by another process). Also the target side of asynchronous STOP/SUSPEND requests.
+
+use crate::critical::{self, Critical};
+use crate::process::{self, DORMANT, ProcessSlot, SELF_SUSPENDED, SUSPENDED, id_of};
+use crate::runtime::{NO_DEADLINE, Runtime, rt};
+use crate::sys::{self, Futex};
+use crate::threads::StartRoutine;
+use crate::{signals, time};
+use partita_abi::{event, mode};
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::sync::atomic::Ordering;
+
+unsafe extern "C" {
+    safe fn partita_process_trampoline(arg: *mut c_void) -> *mut c_void;
+    fn partita_process_jump(env: *mut c_void) -> !;
+}
+
+thread_local! {
+    /// The sigjmp_buf of this thread's trampoline.
+    static JMP_ENV: Cell<*mut c_void> = const { Cell::new(std::ptr::null_mut()) };
+    /// The `stop_gen` of this thread's slot already acted upon.
+    static STOP_SEEN: Cell<u32> = const { Cell::new(0) };
+}
+
+pub fn process_thread_start() -> StartRoutine {
+    partita_process_trampoline
+}
+
+/// Called once by the trampoline before it marks its restart point.
+#[unsafe(no_mangle)]
+pub extern "C" fn partita_process_prepare(arg: *mut c_void) {
+    signals::unblock();
+    process::set_current(Some(arg as usize));
+}
+
+/// Called by the trampoline at first and after every jump back; never returns.
+#[unsafe(no_mangle)]
+pub extern "C" fn partita_process_main(arg: *mut c_void, env: *mut c_void) -> ! {
+    let index = arg as usize;
+    let rt = rt();
+    JMP_ENV.with(|e| e.set(env));
+    critical::reset();
+    let slot = &rt.procs[index];
+    loop {
+        run_once(rt, index, slot);
+    }
+}
+
+fn run_once(rt: &Runtime, index: usize, slot: &ProcessSlot) {
+    // Back at the top: the STOP requests made so far are done with (a START that raced with
+    // them is seen below, because STOP marks DORMANT before counting the request).
+    STOP_SEEN.with(|s| s.set(slot.stop_gen.load(Ordering::Acquire)));
+    ack(slot);
+    loop {
+        let w = slot.wake.load(Ordering::Acquire);
+        if slot.state.load(Ordering::Acquire) != DORMANT {
+            break;
+        }
+        sys::futex_wait(&slot.wake, w, None, Futex::Private);
+    }
+    slot.waiting.store(1, Ordering::Release);
+    loop {
+        let g = rt.mode_gen.load(Ordering::Acquire);
+        if rt.mode() == mode::NORMAL {
+            break;
+        }
+        sys::futex_wait(&rt.mode_gen, g, None, Futex::Private);
+    }
+    time::sleep_until(slot, slot.release_ns.load(Ordering::Acquire));
+    slot.waiting.store(0, Ordering::Release);
+    let cfg = slot.config();
+    let id = id_of(index);
+    if cfg.periodic() {
+        rt.trace(event::PROCESS_RELEASE, id as i64, time::since_epoch(rt, slot.deadline_ns.load(Ordering::Acquire)));
+    }
+    time::note_dispatch(rt, slot, id);
+    (cfg.entry)();
+    finish(rt, index, slot);
+}
+
+/// The process is done (entry point returned, or STOP_SELF): DORMANT, unless a STOP by another
+/// process already took care of it (and maybe a START followed).
+fn finish(rt: &Runtime, index: usize, slot: &ProcessSlot) {
+    let _c = Critical::enter(rt);
+    if slot.stop_gen.load(Ordering::Acquire) == STOP_SEEN.with(|s| s.get()) {
+        mark_dormant(slot);
+        rt.trace(event::PROCESS_STOP, id_of(index) as i64, 0);
+    }
+}
+
+/// Common bookkeeping of a process becoming DORMANT (caller holds the runtime lock).
+pub fn mark_dormant(slot: &ProcessSlot) {
+    slot.state.store(DORMANT, Ordering::Release);
+    slot.deadline_ns.store(NO_DEADLINE, Ordering::Release);
+    // The lock level (and the raised thread priority that goes with it) is reset by the next
+    // START; a DORMANT thread is blocked anyway.
+    slot.waiting.store(0, Ordering::Release);
+    let _ = slot
+        .ctl
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| Some((c & !(SUSPENDED | SELF_SUSPENDED)).wrapping_add(process::CTL_STEP)));
+}
+
+/// STOP_SELF: never returns to the caller.
+pub fn stop_self() -> ! {
+    let rt = rt();
+    match process::current(rt) {
+        Some((i, slot)) => {
+            finish(rt, i, slot);
+            jump()
+        }
+        // The initialization process has nothing to go back to: it stops for good.
+        None => crate::partition::park_forever(),
+    }
+}
+
+fn jump() -> ! {
+    let env = JMP_ENV.with(|e| e.get());
+    // SAFETY: `env` is the sigjmp_buf of this thread's trampoline frame, which never returns;
+    // the frames jumped over hold no lock and no value with a destructor (requests are deferred
+    // inside critical sections, see `critical`).
+    unsafe { partita_process_jump(env) }
+}
+
+/// Acknowledges the requests seen so far (a requester on another core may wait for it).
+fn ack(slot: &ProcessSlot) {
+    let r = slot.req_gen.load(Ordering::Acquire);
+    if slot.ack_gen.load(Ordering::Relaxed) != r {
+        slot.ack_gen.store(r, Ordering::Release);
+        sys::futex_wake(&slot.ack_gen, i32::MAX, Futex::Private);
+    }
+}
+
+/// Carries out pending STOP/SUSPEND requests for the calling thread, if it is a process: STOP
+/// jumps back to the trampoline, SUSPEND parks until RESUME (or STOP).
+pub fn act_on_requests() {
+    let Some(i) = process::current_index() else { return };
+    let rt = rt();
+    let slot = &rt.procs[i];
+    loop {
+        let g = slot.stop_gen.load(Ordering::Acquire);
+        if g != STOP_SEEN.with(|s| s.get()) {
+            STOP_SEEN.with(|s| s.set(g));
+            ack(slot);
+            jump();
+        }
+        let c = slot.ctl.load(Ordering::Acquire);
+        ack(slot);
+        if c & SUSPENDED == 0 || c & SELF_SUSPENDED != 0 {
+            return;
+        }
+        sys::futex_wait(&slot.ctl, c, None, Futex::Private);
+    }
+}

@@ -1,0 +1,244 @@
+//! Builds the C test programs of tests/c/ against the static library with the system C
+//! compiler and runs them standalone (no module). Programs print `PASS`/`FAIL` lines and a
+//! `SUMMARY` line. Tests that need real-time priorities skip with a message when the library
+//! reports that SCHED_FIFO is not permitted, except under CI=true, where they fail.
+//!
+//! The programs run one at a time (they pin real-time threads to CPUs), and every check is about
+//! behaviour and order, never about durations.
+
+mod common;
+
+use common::*;
+use std::io::Write;
+use std::process::Command;
+
+#[test]
+fn return_codes_of_every_error_case() {
+    let _s = serial();
+    let r = run(&build("errors"), &[], &[]);
+    assert_passed(&r, "errors");
+    let passed = r.stdout.lines().filter(|l| l.starts_with("PASS")).count();
+    assert!(passed >= 140, "only {passed} checks ran:\n{}", r.stdout);
+    assert!(r.stdout.contains("hello from the initialization process"), "REPORT_APPLICATION_MESSAGE line missing");
+    assert!(r.stderr.contains("RAISE_APPLICATION_ERROR(APPLICATION_ERROR) by the initialization process: raised"));
+}
+
+#[test]
+fn priority_preemption_fifo_and_preemption_lock_order() {
+    let _s = serial();
+    let r = run(&build("order"), &[], &[]);
+    if realtime_ok(&r, "priority_preemption_fifo_and_preemption_lock_order") {
+        assert_passed(&r, "order");
+    }
+}
+
+#[test]
+fn suspend_resume_stop_really_stop_another_process() {
+    let _s = serial();
+    let r = run(&build("stopping"), &[], &[]);
+    if realtime_ok(&r, "suspend_resume_stop_really_stop_another_process") {
+        assert_passed(&r, "stopping");
+    }
+}
+
+/// Two CPUs this process may use, if there are two.
+fn two_cpus() -> Option<(usize, usize)> {
+    // SAFETY: sched_getaffinity fills a zeroed cpu_set_t of the size given.
+    let set = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return None;
+        }
+        set
+    };
+    // SAFETY: CPU_ISSET reads the set filled above.
+    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+    (cpus.len() >= 2).then(|| (cpus[0], cpus[1]))
+}
+
+#[test]
+fn suspend_resume_stop_across_cores() {
+    let Some((a, b)) = two_cpus() else {
+        let _ = writeln!(std::io::stderr(), "SKIPPED suspend_resume_stop_across_cores: fewer than two CPUs");
+        return;
+    };
+    let _s = serial();
+    let cpus = format!("{a},{b}");
+    let r = run(&build("stopping"), &["multicore"], &[("PARTITA_STANDALONE_CPUS", &cpus)]);
+    if realtime_ok(&r, "suspend_resume_stop_across_cores") {
+        assert_passed(&r, "stopping multicore");
+        assert!(r.stdout.contains("PASS two cores"), "{}", r.stdout);
+    }
+}
+
+#[test]
+fn periodic_releases_on_the_grid_and_missed_deadlines_in_the_trace() {
+    let _s = serial();
+    let r = run(&build("periodic"), &[], &[("PARTITA_STANDALONE_TRACE", "1")]);
+    if !realtime_ok(&r, "periodic_releases_on_the_grid_and_missed_deadlines_in_the_trace") {
+        return;
+    }
+    assert_passed(&r, "periodic");
+    let late = r.stdout.lines().find_map(|l| l.strip_prefix("LATE ")).expect("LATE id line").trim().to_string();
+    let missed: Vec<&str> = r.stderr.lines().filter(|l| l.contains("ev=deadline_missed")).collect();
+    assert!(missed.iter().any(|l| l.contains(&format!(" a={late} "))), "no deadline_missed event for process {late}:\n{}", r.stderr);
+    assert!(missed.iter().all(|l| l.contains(&format!(" a={late} "))), "unexpected misses:\n{missed:?}");
+    assert_eq!(missed.len(), 1, "a missed deadline is reported once: {missed:?}");
+    assert!(r.stderr.contains("ev=mode_change a=1 b=3"), "mode change COLD_START -> NORMAL not traced");
+    assert!(r.stderr.contains("ev=process_release"), "no release traced");
+}
+
+#[test]
+fn set_partition_mode_normal_does_not_return() {
+    let _s = serial();
+    let r = run(&build("modes"), &[], &[]);
+    assert_passed(&r, "modes");
+    assert!(r.stdout.contains("worker ran"));
+}
+
+#[test]
+fn set_partition_mode_idle_ends_a_standalone_program() {
+    let _s = serial();
+    let r = run(&build("modes"), &["idle"], &[]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert!(!r.stdout.contains("FAIL"), "{}", r.stdout);
+    assert!(r.stdout.contains("worker ran"));
+    assert!(r.stderr.contains("SET_PARTITION_MODE(IDLE)"), "{}", r.stderr);
+}
+
+#[test]
+fn query_services_make_no_system_call() {
+    let _s = serial();
+    let bin = build("nosyscall");
+    let r = run(&bin, &[], &[]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("ok: 13 services x 10000 calls without a system call"), "{}", r.stdout);
+    // The harness does catch a runtime system call (TIMED_WAIT's futex).
+    let c = run(&bin, &["control"], &[]);
+    assert_eq!(c.code, Some(3), "{}{}", c.stdout, c.stderr);
+    assert!(c.stdout.contains("FAIL system call 202 made under seccomp"), "{}", c.stdout);
+}
+
+const APP: &str = r#"
+#include <ARINC653.h>
+#include <stdio.h>
+int main(void) {
+    RETURN_CODE_TYPE rc;
+    SYSTEM_TIME_TYPE t;
+    PROCESS_ID_TYPE id;
+    GET_TIME(&t, &rc);
+    GET_PROCESS_ID("none", &id, &rc);
+    printf("linked: GET_PROCESS_ID rc %d\n", (int)rc);
+    return rc == INVALID_CONFIG ? 0 : 1;
+}
+"#;
+
+#[test]
+fn the_design_build_command_links_the_static_library() {
+    let _s = serial();
+    let dir = out_dir();
+    let src = dir.join("app.c");
+    std::fs::write(&src, APP).unwrap();
+    let bin = dir.join("app");
+    // Exactly design.md §4: cc -I include app.c -L target/release -lpartita_apex -lpthread -o app
+    let out = Command::new(compiler("CC", "cc"))
+        .arg("-I")
+        .arg(include_dir())
+        .arg(&src)
+        .arg("-L")
+        .arg(lib_dir())
+        .args(["-lpartita_apex", "-lpthread", "-o"])
+        .arg(&bin)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = run(&bin, &[], &[("LD_LIBRARY_PATH", "/nonexistent")]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("linked: GET_PROCESS_ID rc 4"));
+    let dynamic = std::fs::read(&bin).unwrap();
+    assert!(
+        !dynamic.windows(b"libpartita_apex.so".len()).any(|w| w == b"libpartita_apex.so"),
+        "the program depends on libpartita_apex.so: a stale shared library in {}?",
+        lib_dir().display()
+    );
+}
+
+#[test]
+fn the_header_compiles_as_strict_c11_and_as_cxx() {
+    let _s = serial();
+    let dir = out_dir();
+    let c = dir.join("header.c");
+    std::fs::write(&c, "#include <ARINC653.h>\nint main(void) { return NO_ERROR; }\n").unwrap();
+    let out = Command::new(compiler("CC", "cc"))
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-pedantic", "-fsyntax-only", "-I"])
+        .arg(include_dir())
+        .arg(&c)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "C11: {}", String::from_utf8_lossy(&out.stderr));
+
+    let cpp = dir.join("header.cpp");
+    std::fs::write(
+        &cpp,
+        "#include <ARINC653.h>\n#include <cstdio>\nstatic void body() {}\nint main() {\n  RETURN_CODE_TYPE rc;\n  \
+         PROCESS_ID_TYPE id;\n  PROCESS_ATTRIBUTE_TYPE a = {};\n  a.ENTRY_POINT = (SYSTEM_ADDRESS_TYPE)body;\n  a.BASE_PRIORITY = MAX_PRIORITY_VALUE;\n  \
+         GET_PROCESS_ID(\"P1\", &id, &rc);\n  REPORT_APPLICATION_MESSAGE(\"from C++\", 8, &rc);\n  \
+         std::printf(\"rc %d prio %d\\n\", (int)rc, (int)a.BASE_PRIORITY);\n  return (int)rc;\n}\n",
+    )
+    .unwrap();
+    let bin = dir.join("header_cxx");
+    let out = Command::new(compiler("CXX", "c++"))
+        .args(["-std=c++17", "-Wall", "-Wextra", "-Werror", "-I"])
+        .arg(include_dir())
+        .arg(&cpp)
+        .arg("-L")
+        .arg(lib_dir())
+        .args(["-lpartita_apex", "-lpthread", "-o"])
+        .arg(&bin)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "C++: {}", String::from_utf8_lossy(&out.stderr));
+    let r = run(&bin, &[], &[]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("from C++"));
+}
+
+#[test]
+fn declared_only_services_fail_to_link_clearly() {
+    let _s = serial();
+    let dir = out_dir();
+    let src = dir.join("ports.c");
+    std::fs::write(
+        &src,
+        "#include <ARINC653.h>\nint main(void) {\n  SAMPLING_PORT_ID_TYPE id; RETURN_CODE_TYPE rc;\n  \
+         CREATE_SAMPLING_PORT(\"S\", 8, SOURCE, 1000000, &id, &rc);\n  return 0;\n}\n",
+    )
+    .unwrap();
+    let out = Command::new(compiler("CC", "cc"))
+        .arg("-I")
+        .arg(include_dir())
+        .arg(&src)
+        .arg("-L")
+        .arg(lib_dir())
+        .args(["-lpartita_apex", "-lpthread", "-o"])
+        .arg(dir.join("ports"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "a declared-only service linked");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("undefined reference to `CREATE_SAMPLING_PORT'"), "{err}");
+}
+
+#[test]
+fn a_rust_partition_uses_the_rust_api() {
+    let _s = serial();
+    let bin = profile_dir().join("examples/rust_partition");
+    assert!(bin.exists(), "cargo builds examples for tests: {} missing", bin.display());
+    let r = run(&bin, &[], &[]);
+    assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
+    assert!(!r.stdout.contains("FAIL"), "{}", r.stdout);
+    for k in 0..3 {
+        assert!(r.stdout.contains(&format!("release {k} at ")), "{}", r.stdout);
+    }
+    assert!(r.stdout.contains("SUMMARY rust partition done"));
+}

@@ -1,0 +1,156 @@
+//! The freeze/thaw files of one cgroup, opened once, and the ways to wait for a freeze to
+//! complete. docs/scheduling.md has the measurements that chose [`FreezeWait::default`].
+
+use super::sys;
+use super::{Error, Result};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// How [`super::PartitionCgroup::freeze_with`] waits for `frozen 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FreezeWait {
+    /// `poll(POLLPRI)` on `cgroup.events`, re-reading it after each notification. Correct,
+    /// but the kernel rate-limits `cgroup.events` notifications to one per 10 ms per cgroup,
+    /// so a freeze shortly after a thaw can be reported up to 10 ms late.
+    Poll,
+    /// An inotify `IN_MODIFY` watch on `cgroup.events`: same rate limit, plus a workqueue hop.
+    Inotify,
+    /// Re-read `cgroup.events` after each relative sleep of `us` microseconds. The sleep lets
+    /// the outgoing tasks (on the waiter's own CPU) reach their freeze point.
+    Sleep { us: u32 },
+    /// Re-read continuously. Only when the partition's tasks run on other CPUs than the
+    /// waiter: on the same CPU a higher-priority spinner keeps them from ever freezing.
+    Spin,
+}
+
+impl Default for FreezeWait {
+    /// Sleeps of 20 us: immune to the rate limit, and long enough for the frozen tasks to
+    /// reach their freeze point when the waiter shares their CPU (2 us sleeps were measured
+    /// to livelock there; 10 us took 15 us per freeze).
+    fn default() -> Self {
+        FreezeWait::Sleep { us: 20 }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) enum Freezer {
+    V2 { freeze: File, events: File, inotify: Option<OwnedFd> },
+    V1 { state: File },
+    None,
+}
+
+impl Freezer {
+    pub(crate) fn open_v2(dir: &Path) -> Result<Freezer> {
+        let freeze = open(&dir.join("cgroup.freeze"), true)?;
+        let events_path = dir.join("cgroup.events");
+        let events = open(&events_path, false)?;
+        Ok(Freezer::V2 { freeze, events, inotify: watch(&events_path).ok() })
+    }
+
+    pub(crate) fn open_v1(dir: &Path) -> Result<Freezer> {
+        let path = dir.join("freezer.state");
+        let state =
+            OpenOptions::new().read(true).write(true).open(&path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
+        Ok(Freezer::V1 { state })
+    }
+
+    pub(crate) fn kind(&self) -> super::FreezerKind {
+        match self {
+            Freezer::V2 { .. } => super::FreezerKind::V2,
+            Freezer::V1 { .. } => super::FreezerKind::V1,
+            Freezer::None => super::FreezerKind::None,
+        }
+    }
+
+    /// One write: start freezing (`true`) or thaw.
+    pub(crate) fn request(&self, frozen: bool) -> io::Result<()> {
+        match self {
+            Freezer::V2 { freeze, .. } => freeze.write_at(if frozen { b"1" } else { b"0" }, 0).map(drop),
+            Freezer::V1 { state } => state.write_at(if frozen { b"FROZEN" } else { b"THAWED" }, 0).map(drop),
+            Freezer::None => Err(io::Error::new(io::ErrorKind::Unsupported, "no freezer for this partition")),
+        }
+    }
+
+    /// One read: is the freeze complete?
+    pub(crate) fn is_frozen(&self) -> io::Result<bool> {
+        let mut buf = [0u8; 128];
+        match self {
+            Freezer::V2 { events, .. } => {
+                let n = events.read_at(&mut buf, 0)?;
+                Ok(buf[..n].windows(8).any(|w| w == b"frozen 1"))
+            }
+            Freezer::V1 { state } => {
+                let n = state.read_at(&mut buf, 0)?;
+                Ok(buf[..n].starts_with(b"FROZEN"))
+            }
+            Freezer::None => Err(io::Error::new(io::ErrorKind::Unsupported, "no freezer for this partition")),
+        }
+    }
+
+    pub(crate) fn wait_frozen(&self, wait: FreezeWait, timeout: Duration) -> io::Result<()> {
+        let deadline = Instant::now() + timeout;
+        let wait = match (self, wait) {
+            (Freezer::V1 { .. }, FreezeWait::Poll | FreezeWait::Inotify) | (Freezer::V2 { inotify: None, .. }, FreezeWait::Inotify) => {
+                FreezeWait::Sleep { us: 20 }
+            }
+            (_, w) => w,
+        };
+        loop {
+            if self.is_frozen()? {
+                return Ok(());
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "cgroup did not report frozen"));
+            }
+            let left = deadline - now;
+            match (self, wait) {
+                (Freezer::V2 { events, .. }, FreezeWait::Poll) => {
+                    ppoll(events.as_fd().as_raw_fd(), libc::POLLPRI, left)?;
+                }
+                (Freezer::V2 { inotify: Some(fd), .. }, FreezeWait::Inotify) => {
+                    if ppoll(fd.as_raw_fd(), libc::POLLIN, left)? {
+                        drain(fd);
+                    }
+                }
+                (_, FreezeWait::Sleep { us }) => super::rt::sleep_for_ns(i64::from(us) * 1000),
+                _ => std::hint::spin_loop(),
+            }
+        }
+    }
+}
+
+fn open(path: &Path, write: bool) -> Result<File> {
+    OpenOptions::new().read(!write).write(write).open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))
+}
+
+/// An inotify instance watching `path` for modification.
+fn watch(path: &Path) -> io::Result<OwnedFd> {
+    // SAFETY: plain system call; flags are valid.
+    let fd = sys::cvt(unsafe { libc::inotify_init1(libc::IN_CLOEXEC | libc::IN_NONBLOCK) } as libc::c_long)? as i32;
+    // SAFETY: inotify_init1 returned a fresh descriptor that we own.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).map_err(io::Error::other)?;
+    // SAFETY: valid inotify descriptor and NUL-terminated path.
+    sys::cvt(unsafe { libc::inotify_add_watch(fd.as_raw_fd(), c.as_ptr(), libc::IN_MODIFY) } as libc::c_long)?;
+    Ok(fd)
+}
+
+fn drain(fd: &OwnedFd) {
+    let mut buf = [0u8; 512];
+    // SAFETY: reading into a stack buffer of the given length from a non-blocking descriptor.
+    while unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) } > 0 {}
+}
+
+/// `ppoll` with a sub-millisecond timeout; true if an event was reported.
+fn ppoll(fd: i32, events: i16, timeout: Duration) -> io::Result<bool> {
+    let mut p = libc::pollfd { fd, events, revents: 0 };
+    let ts = libc::timespec { tv_sec: timeout.as_secs() as libc::time_t, tv_nsec: timeout.subsec_nanos() as libc::c_long };
+    // SAFETY: one valid pollfd, a valid timespec, no signal mask change.
+    let n = sys::retry(|| unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) } as libc::c_long)?;
+    Ok(n > 0)
+}

@@ -1,0 +1,232 @@
+//! Real-time helpers for the module's scheduler threads, and the capability probe.
+
+use super::cgroup::{CgroupLayout, CgroupSystem, FreezerKind, MemoryLimitKind, RunCgroups};
+use super::{Error, Result, sys};
+use std::fmt;
+use std::io;
+use std::sync::atomic::AtomicU32;
+use std::time::Duration;
+
+/// `SCHED_FIFO` priority of the per-core partition schedulers.
+pub const SCHEDULER_PRIORITY: i32 = 99;
+
+/// `CLOCK_MONOTONIC` in nanoseconds (vDSO, no system call).
+pub fn now_ns() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid clock id and a valid timespec to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
+}
+
+fn timespec(ns: i64) -> libc::timespec {
+    libc::timespec { tv_sec: ns.div_euclid(1_000_000_000) as libc::time_t, tv_nsec: ns.rem_euclid(1_000_000_000) as libc::c_long }
+}
+
+/// Sleeps until the absolute `CLOCK_MONOTONIC` instant `t_ns` (`TIMER_ABSTIME`), resuming
+/// after signals. Returns at once if `t_ns` is past.
+pub fn sleep_until_ns(t_ns: i64) {
+    let ts = timespec(t_ns);
+    loop {
+        // SAFETY: valid clock, flags and timespec; no remainder needed for absolute sleeps.
+        let r = unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
+        if r != libc::EINTR {
+            return;
+        }
+    }
+}
+
+/// Sleeps for `ns` nanoseconds (relative).
+pub fn sleep_for_ns(ns: i64) {
+    sleep_until_ns(now_ns() + ns);
+}
+
+/// Busy-waits until `CLOCK_MONOTONIC` reaches `t_ns`; returns the first reading at or past it.
+pub fn spin_until_ns(t_ns: i64) -> i64 {
+    loop {
+        let now = now_ns();
+        if now >= t_ns {
+            return now;
+        }
+        std::hint::spin_loop();
+    }
+}
+
+/// Pins the calling thread to host CPU `cpu`.
+pub fn pin_current_thread(cpu: usize) -> io::Result<()> {
+    pin_current_thread_to(&[cpu])
+}
+
+/// Pins the calling thread to a set of host CPUs.
+pub fn pin_current_thread_to(cpus: &[usize]) -> io::Result<()> {
+    let set = cpu_set(cpus)?;
+    // SAFETY: pid 0 is the calling thread; `set` is a valid cpu_set_t of the given size.
+    sys::cvt(unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } as libc::c_long)?;
+    Ok(())
+}
+
+pub(crate) fn cpu_set(cpus: &[usize]) -> io::Result<libc::cpu_set_t> {
+    // SAFETY: an all-zero cpu_set_t is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &c in cpus {
+        if c >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("CPU {c} out of range")));
+        }
+        // SAFETY: `c` was checked to be below CPU_SETSIZE.
+        unsafe { libc::CPU_SET(c, &mut set) };
+    }
+    Ok(set)
+}
+
+/// Makes the calling thread `SCHED_FIFO` at `priority` (1..=99), with `SCHED_RESET_ON_FORK`
+/// so that processes it starts do not inherit the real-time policy.
+pub fn set_current_fifo(priority: i32) -> io::Result<()> {
+    let p = libc::sched_param { sched_priority: priority };
+    // SAFETY: pid 0 is the calling thread; valid policy and parameter.
+    sys::cvt(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, &p) } as libc::c_long)?;
+    Ok(())
+}
+
+/// Returns the calling thread to `SCHED_OTHER`.
+pub fn set_current_normal() -> io::Result<()> {
+    let p = libc::sched_param { sched_priority: 0 };
+    // SAFETY: pid 0 is the calling thread; valid policy and parameter.
+    sys::cvt(unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &p) } as libc::c_long)?;
+    Ok(())
+}
+
+/// `mlockall(MCL_CURRENT | MCL_FUTURE)`: no page fault delays a scheduler thread.
+pub fn lock_memory() -> io::Result<()> {
+    // SAFETY: plain system call with valid flags.
+    sys::cvt(unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } as libc::c_long)?;
+    Ok(())
+}
+
+/// `FUTEX_WAKE` (shared, no `FUTEX_PRIVATE_FLAG`: the word lives in memory shared with a
+/// partition process) of up to `n` waiters on `word`. Returns how many were woken.
+pub fn futex_wake_shared(word: &AtomicU32, n: i32) -> io::Result<usize> {
+    // SAFETY: `word` is a valid, aligned u32 for the duration of the call.
+    let r = sys::cvt(unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, n, 0usize, 0usize, 0u32) })?;
+    Ok(r as usize)
+}
+
+/// `FUTEX_WAIT` (shared) while `*word == expected`, at most `timeout`. Returns false on
+/// timeout. Spurious returns are possible: callers re-check their condition.
+pub fn futex_wait_shared(word: &AtomicU32, expected: u32, timeout: Option<Duration>) -> io::Result<bool> {
+    let ts = timeout.map(|d| timespec(d.as_nanos().min(i64::MAX as u128) as i64));
+    let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: valid aligned word and an optional relative timespec, as FUTEX_WAIT expects.
+    let r = unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAIT, expected, tsp, 0usize, 0u32) };
+    if r == 0 {
+        return Ok(true);
+    }
+    match sys::errno() {
+        libc::EAGAIN | libc::EINTR => Ok(true),
+        libc::ETIMEDOUT => Ok(false),
+        e => Err(io::Error::from_raw_os_error(e)),
+    }
+}
+
+/// What the process backend can do on this machine, with one message per missing piece.
+#[derive(Debug, Clone)]
+pub struct Capabilities {
+    pub cgroup_layout: Option<CgroupLayout>,
+    pub freezer: FreezerKind,
+    pub memory_limit: MemoryLimitKind,
+    pub cgroup_kill: bool,
+    /// New PID, IPC and mount namespaces can be created.
+    pub namespaces: bool,
+    /// `SCHED_FIFO` at priority 99 is allowed.
+    pub sched_fifo: bool,
+    /// `mlockall` is allowed without limit (CAP_IPC_LOCK or unlimited RLIMIT_MEMLOCK).
+    pub mlock: bool,
+    /// One line per missing capability: what, why, and what degrades.
+    pub missing: Vec<String>,
+}
+
+impl Capabilities {
+    pub fn complete(&self) -> bool {
+        self.missing.is_empty()
+    }
+
+    /// With `CI=true`, an error naming everything missing; otherwise `Ok`.
+    pub fn require_if_strict(&self) -> Result<()> {
+        if super::strict() && !self.complete() {
+            return Err(Error::MissingCapability { what: self.missing.join("; "), source: io::Error::from_raw_os_error(libc::EPERM) });
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Capabilities {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "cgroups: {:?}, freezer {:?}, memory limit {:?}, cgroup.kill {}",
+            self.cgroup_layout, self.freezer, self.memory_limit, self.cgroup_kill
+        )?;
+        writeln!(f, "namespaces {}, SCHED_FIFO {}, mlockall {}", self.namespaces, self.sched_fifo, self.mlock)?;
+        for m in &self.missing {
+            writeln!(f, "missing: {m}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Probes everything the backend needs, without side effects that outlive the call (a
+/// probe run cgroup is created and removed; a namespaced child is started and reaped).
+pub fn probe_capabilities() -> Capabilities {
+    let mut caps = Capabilities {
+        cgroup_layout: None,
+        freezer: FreezerKind::None,
+        memory_limit: MemoryLimitKind::None,
+        cgroup_kill: false,
+        namespaces: false,
+        sched_fifo: false,
+        mlock: false,
+        missing: Vec::new(),
+    };
+    match CgroupSystem::detect().and_then(|s| Ok((s.layout, RunCgroups::create_with(&s, false)?))) {
+        Ok((layout, run)) => {
+            caps.cgroup_layout = Some(layout);
+            caps.freezer = run.freezer;
+            caps.memory_limit = run.memory;
+            caps.cgroup_kill = run.cgroup_kill;
+            caps.missing.extend(run.warnings.iter().cloned());
+        }
+        Err(e) => caps.missing.push(format!("cgroups: {e}; partitions cannot be frozen or memory-limited")),
+    }
+    match super::spawn::probe_namespaces() {
+        Ok(()) => caps.namespaces = true,
+        Err(e) => caps.missing.push(format!(
+            "namespaces: clone(CLONE_NEWPID|CLONE_NEWNS|CLONE_NEWIPC) refused: {e} (needs CAP_SYS_ADMIN); partitions would see other processes"
+        )),
+    }
+    let fifo = std::thread::spawn(|| set_current_fifo(SCHEDULER_PRIORITY))
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("probe thread panicked")));
+    match fifo {
+        Ok(()) => caps.sched_fifo = true,
+        Err(e) => caps.missing.push(format!(
+            "SCHED_FIFO {SCHEDULER_PRIORITY}: {e} (needs CAP_SYS_NICE or RLIMIT_RTPRIO >= {SCHEDULER_PRIORITY}); window boundaries will be late under load"
+        )),
+    }
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: valid resource and a valid rlimit to fill.
+    unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut lim) };
+    caps.mlock = has_capability(14) || lim.rlim_cur == libc::RLIM_INFINITY;
+    if !caps.mlock {
+        caps.missing
+            .push(format!("mlockall: no CAP_IPC_LOCK and RLIMIT_MEMLOCK is {} bytes; page faults may delay the schedulers", lim.rlim_cur));
+    }
+    caps
+}
+
+/// Whether the effective capability set has capability number `bit` (e.g. 14 = CAP_IPC_LOCK).
+fn has_capability(bit: u32) -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << bit) != 0)
+}

@@ -1,0 +1,264 @@
+//! The child side of [`super::spawn`]: `clone3` (or `clone` where seccomp hides `clone3`)
+//! and the code the child runs before `execve`. After `clone` the child is a copy of a
+//! possibly multi-threaded process, so it only makes raw system calls on data prepared by
+//! the parent: no allocation, no locks.
+
+use super::sys;
+use std::ffi::{CString, c_char};
+use std::io;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::ptr;
+
+const CLONE_PIDFD: u64 = 0x1000;
+const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+const CLOSE_RANGE_CLOEXEC: u32 = 1 << 2;
+const NAMESPACES: u64 = (libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC) as u64;
+
+/// Where the child is when it reports; the status pipe carries `(stage, errno)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub(crate) enum Stage {
+    Ready = 0,
+    MountRoot,
+    MountShm,
+    MountProc,
+    Affinity,
+    Chdir,
+    Fds,
+    Gate,
+    Exec,
+}
+
+pub(crate) const STAGES: [&str; 9] = [
+    "ready",
+    "making / a slave mount in the new mount namespace",
+    "mounting a tmpfs on /dev/shm",
+    "mounting proc on /proc",
+    "setting the CPU affinity",
+    "changing to the working directory",
+    "setting up file descriptors 0-4",
+    "waiting for release",
+    "execve",
+];
+
+/// `struct clone_args` (version 2, with `cgroup`).
+#[repr(C)]
+#[derive(Default)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+    set_tid: u64,
+    set_tid_size: u64,
+    cgroup: u64,
+}
+
+/// Everything the child needs, prepared by the parent.
+pub(crate) struct ChildCtx {
+    program: CString,
+    _args: Vec<CString>,
+    _env: Vec<CString>,
+    argv: Vec<*const c_char>,
+    envp: Vec<*const c_char>,
+    workdir: CString,
+    cpus: Option<libc::cpu_set_t>,
+    pub(crate) namespaces: bool,
+    /// Sources of fds 0..=4: /dev/null, stdout, stderr, control, doorbell.
+    fds: [RawFd; 5],
+    status: RawFd,
+    gate: RawFd,
+}
+
+impl ChildCtx {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        program: CString,
+        args: Vec<CString>,
+        env: Vec<CString>,
+        workdir: CString,
+        cpus: Option<libc::cpu_set_t>,
+        namespaces: bool,
+        fds: [RawFd; 5],
+        status: RawFd,
+        gate: RawFd,
+    ) -> ChildCtx {
+        let argv = args.iter().map(|a| a.as_ptr()).chain(std::iter::once(ptr::null())).collect();
+        let envp = env.iter().map(|e| e.as_ptr()).chain(std::iter::once(ptr::null())).collect();
+        ChildCtx { program, _args: args, _env: env, argv, envp, workdir, cpus, namespaces, fds, status, gate }
+    }
+}
+
+/// Starts the child running [`child_main`]. Returns its pid, pidfd, and whether it was
+/// created inside the cgroup `cgroup_fd`.
+pub(crate) fn clone_child(ctx: &ChildCtx, cgroup_fd: Option<RawFd>) -> io::Result<(i32, OwnedFd, bool)> {
+    let flags = CLONE_PIDFD | if ctx.namespaces { NAMESPACES } else { 0 };
+    let _mask = BlockSignals::new();
+    if let Some(fd) = cgroup_fd {
+        match clone3(flags | CLONE_INTO_CGROUP, fd, Some(ctx)) {
+            Ok((pid, pidfd)) => return Ok((pid, pidfd, true)),
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => return raw_clone(flags, Some(ctx)).map(|(p, f)| (p, f, false)),
+            Err(_) => {} // e.g. a cgroup we may not clone into: move the child in afterwards
+        }
+    }
+    match clone3(flags, -1, Some(ctx)) {
+        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => raw_clone(flags, Some(ctx)).map(|(p, f)| (p, f, false)),
+        r => r.map(|(p, f)| (p, f, false)),
+    }
+}
+
+/// Starts a child in new namespaces that exits at once, and reaps it.
+pub(crate) fn probe() -> io::Result<()> {
+    let flags = CLONE_PIDFD | NAMESPACES;
+    let (_, pidfd) = {
+        let _mask = BlockSignals::new();
+        match clone3(flags, -1, None) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => raw_clone(flags, None)?,
+            r => r?,
+        }
+    };
+    sys::waitid_pidfd(std::os::fd::AsFd::as_fd(&pidfd), libc::WEXITED)?;
+    Ok(())
+}
+
+fn clone3(flags: u64, cgroup: RawFd, ctx: Option<&ChildCtx>) -> io::Result<(i32, OwnedFd)> {
+    let mut pidfd: RawFd = -1;
+    let args = CloneArgs {
+        flags,
+        pidfd: &mut pidfd as *mut RawFd as u64,
+        exit_signal: libc::SIGCHLD as u64,
+        cgroup: if cgroup >= 0 { cgroup as u64 } else { 0 },
+        ..Default::default()
+    };
+    // SAFETY: clone3 without CLONE_VM duplicates the process like fork: the child gets a
+    // copy of this stack and memory and returns 0 here; `args` is a valid clone_args.
+    let r = unsafe { libc::syscall(libc::SYS_clone3, &args as *const CloneArgs, std::mem::size_of::<CloneArgs>()) };
+    finish(r, pidfd, ctx)
+}
+
+fn raw_clone(flags: u64, ctx: Option<&ChildCtx>) -> io::Result<(i32, OwnedFd)> {
+    let mut pidfd: RawFd = -1;
+    // SAFETY: clone without CLONE_VM and with a NULL stack behaves like fork; with
+    // CLONE_PIDFD the pidfd is stored through the parent_tid argument (same position on
+    // x86_64 and aarch64).
+    let r = unsafe { libc::syscall(libc::SYS_clone, flags | libc::SIGCHLD as u64, 0usize, &mut pidfd as *mut RawFd, 0usize, 0usize) };
+    finish(r, pidfd, ctx)
+}
+
+fn finish(r: libc::c_long, pidfd: RawFd, ctx: Option<&ChildCtx>) -> io::Result<(i32, OwnedFd)> {
+    if r == 0 {
+        match ctx {
+            Some(ctx) => child_main(ctx),
+            // SAFETY: _exit is async-signal-safe and ends the probe child immediately.
+            None => unsafe { libc::_exit(0) },
+        }
+    }
+    let pid = sys::cvt(r)? as i32;
+    // SAFETY: CLONE_PIDFD stored a fresh descriptor that we now own.
+    Ok((pid, unsafe { OwnedFd::from_raw_fd(pidfd) }))
+}
+
+/// Blocks every signal in the calling thread while it clones (so that no handler of the
+/// module runs in the child), restoring the previous mask on drop.
+struct BlockSignals(libc::sigset_t);
+
+impl BlockSignals {
+    fn new() -> BlockSignals {
+        // SAFETY: sigset_t values are plain data, initialised by sigfillset/pthread_sigmask.
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+            BlockSignals(old)
+        }
+    }
+}
+
+impl Drop for BlockSignals {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved by `new`.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &self.0, ptr::null_mut()) };
+    }
+}
+
+/// Reports `(stage, errno)` on the status pipe and exits.
+fn fail(ctx: &ChildCtx, stage: Stage, errno: i32) -> ! {
+    report(ctx, stage, errno);
+    // SAFETY: _exit is async-signal-safe.
+    unsafe { libc::_exit(127) }
+}
+
+fn report(ctx: &ChildCtx, stage: Stage, errno: i32) {
+    let mut rec = [0u8; 8];
+    rec[..4].copy_from_slice(&(stage as u32).to_ne_bytes());
+    rec[4..].copy_from_slice(&errno.to_ne_bytes());
+    // SAFETY: writes 8 bytes from a stack buffer to the status pipe (atomic: < PIPE_BUF).
+    unsafe { libc::write(ctx.status, rec.as_ptr().cast(), rec.len()) };
+}
+
+/// The child, between `clone` and `execve`. Only raw system calls on prepared data.
+fn child_main(ctx: &ChildCtx) -> ! {
+    // SAFETY (whole block): each call is a plain system call wrapper on descriptors, C
+    // strings and structures prepared by the parent before clone; nothing allocates.
+    unsafe {
+        for sig in 1..65 {
+            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+        }
+        if ctx.namespaces {
+            if libc::mount(ptr::null(), c"/".as_ptr(), ptr::null(), libc::MS_REC | libc::MS_SLAVE, ptr::null()) != 0 {
+                fail(ctx, Stage::MountRoot, sys::errno());
+            }
+            let (tmpfs, shm, mode) = (c"tmpfs", c"/dev/shm", c"mode=1777");
+            if libc::mount(tmpfs.as_ptr(), shm.as_ptr(), tmpfs.as_ptr(), libc::MS_NOSUID | libc::MS_NODEV, mode.as_ptr().cast()) != 0
+                && sys::errno() != libc::ENOENT
+            {
+                fail(ctx, Stage::MountShm, sys::errno());
+            }
+            let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+            if libc::mount(c"proc".as_ptr(), c"/proc".as_ptr(), c"proc".as_ptr(), flags, ptr::null()) != 0 {
+                fail(ctx, Stage::MountProc, sys::errno());
+            }
+        }
+        if let Some(set) = &ctx.cpus
+            && libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
+        {
+            fail(ctx, Stage::Affinity, sys::errno());
+        }
+        if libc::chdir(ctx.workdir.as_ptr()) != 0 {
+            fail(ctx, Stage::Chdir, sys::errno());
+        }
+        for (target, &source) in ctx.fds.iter().enumerate() {
+            if libc::dup2(source, target as RawFd) < 0 {
+                fail(ctx, Stage::Fds, sys::errno());
+            }
+        }
+        // Everything from 5 up closes at execve (the status and gate pipes stay usable until then).
+        if libc::syscall(libc::SYS_close_range, 5u32, u32::MAX, CLOSE_RANGE_CLOEXEC) != 0 {
+            for fd in 5..4096 {
+                libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+        report(ctx, Stage::Ready, 0);
+        let mut b = 0u8;
+        loop {
+            match libc::read(ctx.gate, (&mut b as *mut u8).cast(), 1) {
+                1 => break,
+                0 => libc::_exit(0), // the module went away before releasing us
+                _ if sys::errno() == libc::EINTR => continue,
+                _ => fail(ctx, Stage::Gate, sys::errno()),
+            }
+        }
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, ptr::null_mut());
+        libc::execve(ctx.program.as_ptr(), ctx.argv.as_ptr(), ctx.envp.as_ptr());
+        fail(ctx, Stage::Exec, sys::errno())
+    }
+}

@@ -1,0 +1,290 @@
+//! Starting real partition programs: namespaces, descriptors, frozen start, freezing, memory
+//! limits, error reports and clean-up. Tests that need root and cgroups skip with a message,
+//! except under `CI=true`, where they fail.
+
+use partita_module::backend::{
+    self, CgroupSystem, Error, ExecState, ExitStatus, PartitionCgroup, RunCgroups, SpawnSpec, Spawned, StartState,
+};
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+fn privileged(test: &str) -> Option<RunCgroups> {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let run =
+        if root { CgroupSystem::detect().and_then(|s| RunCgroups::create(&s)).map_err(|e| e.to_string()) } else { Err("not root".into()) };
+    match run {
+        Ok(run) if run.freezer != backend::FreezerKind::None => Some(run),
+        other => {
+            let why = other.map(|r| format!("no freezer: {:?}", r.warnings)).unwrap_or_else(|e| e);
+            assert!(!backend::strict(), "{test}: needs root and cgroups (CI=true): {why}");
+            eprintln!("skipping {test}: needs root and a cgroup freezer ({why})");
+            None
+        }
+    }
+}
+
+/// A memfd and an eventfd standing in for the control block and the doorbell.
+fn shared_fds() -> (OwnedFd, OwnedFd) {
+    // SAFETY: valid NUL-terminated name and flags; the results are fresh descriptors.
+    let memfd = unsafe { libc::memfd_create(c"partita-test-control".as_ptr(), libc::MFD_CLOEXEC) };
+    // SAFETY: plain system call.
+    let efd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+    assert!(memfd >= 0 && efd >= 0, "memfd/eventfd: {}", std::io::Error::last_os_error());
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    unsafe { (OwnedFd::from_raw_fd(memfd), OwnedFd::from_raw_fd(efd)) }
+}
+
+fn sh<'a>(script: &str, ctl: &'a OwnedFd, bell: &'a OwnedFd, cg: Option<&'a PartitionCgroup>) -> SpawnSpec<'a> {
+    let mut spec = SpawnSpec::new("TEST", 7, "/bin/sh", std::env::temp_dir(), ctl.as_fd(), bell.as_fd());
+    spec.args = vec![OsString::from("-c"), OsString::from(script)];
+    spec.cgroup = cg;
+    spec
+}
+
+fn read_all(mut f: File) -> String {
+    let mut s = String::new();
+    f.read_to_string(&mut s).expect("read child output");
+    s
+}
+
+fn ticks(pid: i32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    let after = &stat[stat.rfind(')').expect("comm") + 2..];
+    let f: Vec<&str> = after.split_whitespace().collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn runs_as_pid_1_with_fds_3_and_4_env_and_private_mounts() {
+    let Some(run) = privileged("runs_as_pid_1_with_fds_3_and_4_env_and_private_mounts") else { return };
+    let cg = run.partition("ns", None).unwrap();
+    let (ctl, bell) = shared_fds();
+    let marker = format!("/dev/shm/partita-test-{}", std::process::id());
+    std::fs::write(&marker, b"x").unwrap();
+    let script = format!(
+        "echo pid=$$; echo fds=$(ls /proc/self/fd | tr '\\n' ' '); echo fd3=$(readlink /proc/$$/fd/3); \
+         echo id=$PARTITA_PARTITION; echo pwd=$(pwd); echo maxpid=$(ls /proc | grep '^[0-9]' | sort -n | tail -n 1); \
+         test -e {marker} && echo shm=shared || echo shm=private"
+    );
+    let spec = sh(&script, &ctl, &bell, Some(&cg));
+    let Spawned { mut process, stdout, start, namespaces, .. } = backend::spawn(&spec).unwrap();
+    assert!(namespaces, "namespaces expected as root");
+    assert_eq!(start, StartState::Frozen);
+    cg.thaw().unwrap();
+    let out = read_all(stdout);
+    std::fs::remove_file(&marker).unwrap();
+    assert_eq!(process.wait().unwrap(), ExitStatus::Exited(0), "output: {out}");
+    let line = |k: &str| out.lines().find_map(|l| l.strip_prefix(k)).unwrap_or_else(|| panic!("no {k} in {out}")).trim().to_string();
+    assert_eq!(line("pid="), "1");
+    let fds: Vec<u32> = line("fds=").split_whitespace().map(|f| f.parse().unwrap()).collect();
+    assert!((0..=4).all(|f| fds.contains(&f)), "fds 0-4 must be open: {fds:?}");
+    assert!(fds.iter().all(|&f| f <= 5), "only fds 0-4 (and ls's own directory) may be open: {fds:?}");
+    assert!(line("fd3=").starts_with("/memfd:partita-test-control"), "fd 3 is the control memfd: {out}");
+    assert_eq!(line("id="), "7");
+    assert_eq!(PathBuf::from(line("pwd=")).canonicalize().unwrap(), std::env::temp_dir().canonicalize().unwrap());
+    // Only the namespace's own processes, numbered from 1, are visible.
+    assert!(line("maxpid=").parse::<u32>().unwrap() < 20, "the partition must see only its own processes: {out}");
+    assert_eq!(line("shm="), "private");
+}
+
+#[test]
+fn starts_frozen_and_runs_nothing_before_thaw() {
+    let Some(run) = privileged("starts_frozen_and_runs_nothing_before_thaw") else { return };
+    let cg = run.partition("frozen-start", None).unwrap();
+    let (ctl, bell) = shared_fds();
+    let spec = sh("echo started", &ctl, &bell, Some(&cg));
+    let Spawned { mut process, stdout, .. } = backend::spawn(&spec).unwrap();
+    assert!(cg.is_frozen().unwrap());
+    assert_eq!(process.exec_state(Duration::from_millis(200)).unwrap(), ExecState::Pending, "execve must wait for the thaw");
+    let mut p = libc::pollfd { fd: std::os::fd::AsRawFd::as_raw_fd(&stdout), events: libc::POLLIN, revents: 0 };
+    // SAFETY: one valid pollfd.
+    assert_eq!(unsafe { libc::poll(&mut p, 1, 200) }, 0, "no output while frozen");
+    cg.thaw().unwrap();
+    assert_eq!(process.exec_state(Duration::from_secs(20)).unwrap(), ExecState::Started);
+    assert_eq!(read_all(stdout).trim(), "started");
+    assert_eq!(process.wait().unwrap(), ExitStatus::Exited(0));
+}
+
+#[test]
+fn freeze_stops_cpu_time_and_thaw_resumes_it() {
+    let Some(run) = privileged("freeze_stops_cpu_time_and_thaw_resumes_it") else { return };
+    let cg = run.partition("busy", None).unwrap();
+    let (ctl, bell) = shared_fds();
+    let mut spec = sh("while :; do :; done", &ctl, &bell, Some(&cg));
+    spec.cpus = vec![0];
+    let spawned = backend::spawn(&spec).unwrap();
+    let pid = spawned.process.pid();
+    cg.thaw().unwrap();
+    let t0 = ticks(pid);
+    wait_until("the busy loop to use CPU time", || ticks(pid) > t0 + 5);
+    cg.freeze(Duration::from_secs(5)).unwrap();
+    let frozen_at = ticks(pid);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(ticks(pid), frozen_at, "CPU time must not advance while frozen");
+    cg.thaw().unwrap();
+    wait_until("CPU time to advance after the thaw", || ticks(pid) > frozen_at + 5);
+}
+
+#[test]
+fn memory_limit_is_enforced_by_the_oom_killer() {
+    let Some(run) = privileged("memory_limit_is_enforced_by_the_oom_killer") else { return };
+    if run.memory == backend::MemoryLimitKind::None {
+        assert!(!backend::strict(), "no memory controller: {:?}", run.warnings);
+        eprintln!("skipping: no memory controller ({:?})", run.warnings);
+        return;
+    }
+    let cg = run.partition("hog", Some(32 << 20)).unwrap();
+    let (ctl, bell) = shared_fds();
+    // The shell keeps the whole 256 MiB command substitution in memory.
+    let spec = sh("a=$(head -c 268435456 /dev/zero | tr '\\0' a); echo survived ${#a}", &ctl, &bell, Some(&cg));
+    let Spawned { mut process, stdout, .. } = backend::spawn(&spec).unwrap();
+    cg.thaw().unwrap();
+    let out = read_all(stdout);
+    assert_eq!(process.wait().unwrap(), ExitStatus::Signaled(libc::SIGKILL), "output: {out}");
+    assert!(!out.contains("survived"));
+    if let Some(n) = cg.oom_kills() {
+        assert!(n >= 1, "an OOM kill must be counted");
+    }
+}
+
+#[test]
+fn missing_and_non_executable_programs_are_clear_errors() {
+    let (ctl, bell) = shared_fds();
+    let spec = SpawnSpec::new("X", 1, "no-such-program", std::env::temp_dir(), ctl.as_fd(), bell.as_fd());
+    let err = backend::spawn(&spec).err().expect("must fail");
+    assert!(matches!(err, Error::ProgramMissing(_)), "{err}");
+    assert!(err.to_string().contains("does not exist"), "{err}");
+    let path = std::env::temp_dir().join(format!("partita-not-exec-{}", std::process::id()));
+    std::fs::write(&path, b"#!/bin/sh\n").unwrap();
+    let spec = SpawnSpec::new("X", 1, &path, std::env::temp_dir(), ctl.as_fd(), bell.as_fd());
+    let err = backend::spawn(&spec).err().expect("must fail");
+    std::fs::remove_file(&path).unwrap();
+    assert!(matches!(err, Error::NotExecutable(_)), "{err}");
+}
+
+#[test]
+fn exec_failure_reports_the_errno_from_the_child() {
+    let (ctl, bell) = shared_fds();
+    let path = std::env::temp_dir().join(format!("partita-bad-interp-{}", std::process::id()));
+    std::fs::write(&path, b"#!/nonexistent/interpreter\n").unwrap();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut std::fs::metadata(&path).unwrap().permissions(), 0o755);
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut spec = SpawnSpec::new("X", 1, &path, std::env::temp_dir(), ctl.as_fd(), bell.as_fd());
+    spec.namespaces = false;
+    let mut spawned = backend::spawn(&spec).unwrap();
+    assert_eq!(spawned.start, StartState::Gated);
+    spawned.process.release().unwrap();
+    let err = spawned.process.check_exec(Duration::from_secs(20)).expect_err("exec must fail");
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOENT), "{err}");
+    assert!(err.to_string().contains("execve"), "{err}");
+    assert_eq!(spawned.process.wait().unwrap(), ExitStatus::Exited(127));
+}
+
+#[test]
+fn cleanup_leaves_no_cgroup_and_no_process() {
+    let Some(run) = privileged("cleanup_leaves_no_cgroup_and_no_process") else { return };
+    let cg = run.partition("cleanup", Some(64 << 20)).unwrap();
+    let dirs: Vec<PathBuf> = cg.paths().iter().map(|p| p.to_path_buf()).collect();
+    let run_dir = run.v2_dir().map(|p| p.to_path_buf());
+    let (ctl, bell) = shared_fds();
+    let spec = sh("sleep 1000 & sleep 1000", &ctl, &bell, Some(&cg));
+    let spawned = backend::spawn(&spec).unwrap();
+    cg.thaw().unwrap();
+    wait_until("both sleeps to start", || cg.pids().unwrap().len() >= 2);
+    let pids = cg.pids().unwrap();
+    drop(spawned);
+    drop(cg);
+    drop(run);
+    for d in dirs.iter().chain(run_dir.iter()) {
+        assert!(!d.exists(), "{} must be removed", d.display());
+    }
+    for pid in pids {
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "process {pid} must be gone");
+    }
+}
+
+#[test]
+fn stale_run_hierarchies_are_removed() {
+    let Some(run) = privileged("stale_run_hierarchies_are_removed") else { return };
+    let Some(root) = run.v2_dir().and_then(|d| d.parent()).map(|p| p.to_path_buf()) else { return };
+    // A pid that cannot be alive: above the kernel's pid_max limit.
+    let stale = root.join("partita-2147483000");
+    std::fs::create_dir_all(stale.join("P1")).unwrap();
+    let sys = CgroupSystem::detect().unwrap();
+    drop(run);
+    let again = RunCgroups::create(&sys).unwrap();
+    assert!(!stale.exists(), "stale hierarchy {} must be removed", stale.display());
+    drop(again);
+}
+
+#[test]
+fn signal_gate_stops_before_exec_and_stops_a_running_program() {
+    let Some(run) = privileged("signal_gate_stops_before_exec_and_stops_a_running_program") else { return };
+    let cg = run.partition("signals", None).unwrap();
+    let (ctl, bell) = shared_fds();
+    let mut spec = sh("echo started; while :; do :; done", &ctl, &bell, Some(&cg));
+    spec.cpus = vec![0];
+    let Spawned { mut process, stdout, .. } = backend::spawn(&spec).unwrap();
+    let gate = backend::SignalGate::new(&process).unwrap();
+    backend::frozen_to_stopped(&gate, &cg).unwrap();
+    assert!(!cg.is_frozen().unwrap());
+    assert!(gate.is_stopped().unwrap());
+    assert_eq!(process.exec_state(Duration::from_millis(200)).unwrap(), ExecState::Pending, "stopped before execve");
+    gate.release().unwrap();
+    assert_eq!(process.exec_state(Duration::from_secs(20)).unwrap(), ExecState::Started);
+    let mut line = [0u8; 8];
+    let mut out = stdout;
+    out.read_exact(&mut line).unwrap();
+    assert_eq!(&line, b"started\n");
+    let pid = process.pid();
+    let t0 = ticks(pid);
+    wait_until("the busy loop to run", || ticks(pid) > t0 + 3);
+    assert_eq!(gate.stop().unwrap(), backend::Stopped::Stopped);
+    let stopped_at = ticks(pid);
+    std::thread::sleep(Duration::from_millis(250));
+    assert_eq!(ticks(pid), stopped_at, "CPU time must not advance while stopped");
+    gate.release().unwrap();
+    wait_until("CPU time to advance after SIGCONT", || ticks(pid) > stopped_at + 3);
+    process.kill().unwrap();
+    assert_eq!(gate.stop().unwrap(), backend::Stopped::Exited, "an exit is reported, not waited for forever");
+    assert_eq!(process.wait().unwrap(), ExitStatus::Signaled(libc::SIGKILL));
+}
+
+#[test]
+fn without_privileges_namespaces_degrade_with_a_warning_or_fail_under_ci() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        eprintln!("skipping without_privileges_namespaces_degrade_with_a_warning_or_fail_under_ci: runs only unprivileged");
+        return;
+    }
+    let (ctl, bell) = shared_fds();
+    let spec = sh("echo $$", &ctl, &bell, None);
+    match backend::spawn(&spec) {
+        Err(e) => {
+            assert!(backend::strict(), "outside CI a missing privilege degrades: {e}");
+            assert!(matches!(e, Error::MissingCapability { .. }), "{e}");
+        }
+        Ok(Spawned { mut process, stdout, namespaces, warnings, start, .. }) => {
+            assert!(!backend::strict(), "CI=true must refuse to degrade");
+            assert!(!namespaces && warnings.iter().any(|w| w.contains("namespaces")), "{warnings:?}");
+            assert_eq!(start, StartState::Gated);
+            process.release().unwrap();
+            assert_ne!(read_all(stdout).trim(), "1");
+            assert_eq!(process.wait().unwrap(), ExitStatus::Exited(0));
+        }
+    }
+}
