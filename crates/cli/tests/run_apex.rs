@@ -57,8 +57,10 @@ fn run(config: &Path, frames: u32) -> (String, Vec<Event>) {
     (stdout, read_trace(std::io::BufReader::new(std::fs::File::open(&trace).unwrap())).unwrap())
 }
 
-/// (start, end) of each window of a partition, in ms of the 40 ms major frame.
-const WINDOWS: [(&str, u32, &[(u32, u32)]); 3] = [("TA", 0, &[(0, 12), (25, 33)]), ("TB", 0, &[(12, 22), (33, 40)]), ("TC", 1, &[(5, 30)])];
+/// A partition's name, core and windows ((start, end) in ms of the 40 ms major frame).
+type PartitionWindows = (&'static str, u32, &'static [(u32, u32)]);
+
+const WINDOWS: [PartitionWindows; 3] = [("TA", 0, &[(0, 12), (25, 33)]), ("TB", 0, &[(12, 22), (33, 40)]), ("TC", 1, &[(5, 30)])];
 
 #[test]
 fn partitions_own_clock_samples_fall_only_inside_their_windows() {
