@@ -24,7 +24,7 @@ fn apex_library() -> Option<PathBuf> {
     lib.is_file().then_some(lib)
 }
 
-pub fn run() -> ExitCode {
+pub fn run(build_only: bool) -> ExitCode {
     let Some(root) = source_root() else {
         eprintln!("partita: demo needs the source tree (examples/flight-control.xml); run it from the repository");
         return crate::exit::usage();
@@ -61,6 +61,9 @@ pub fn run() -> ExitCode {
                 return crate::exit::usage();
             }
         }
+    }
+    if build_only {
+        return crate::exit::ok();
     }
     println!("partita: running examples/flight-control.xml for 10 s (Ctrl-C stops it)");
     run_module(RunArgs {

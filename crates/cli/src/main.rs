@@ -67,7 +67,11 @@ enum Command {
         logs: Option<PathBuf>,
     },
     /// Build the flight-control example's partitions and run it for 10 s with a live status.
-    Demo,
+    Demo {
+        /// Only build the partitions (into examples/bin/).
+        #[arg(long)]
+        build_only: bool,
+    },
     /// Statistics of a run's trace (window lateness, PCS, overlaps), or its conversion for the
     /// Perfetto UI (one track per core and per partition).
     Trace {
@@ -96,7 +100,7 @@ fn main() -> ExitCode {
         Command::Run { file, duration, frames, trace, logs } => {
             run::run_module(run::RunArgs { file, duration, frames, trace, logs, live_status: false })
         }
-        Command::Demo => demo::run(),
+        Command::Demo { build_only } => demo::run(build_only),
         Command::Trace { trace, perfetto, summary, json } => trace::run(&trace, perfetto.as_deref(), summary, json),
     }
 }

@@ -1,12 +1,11 @@
 //! The process backend's [`PartitionGate`]s (measurements in docs/scheduling.md):
 //!
-//! - [`CgroupGate`] (default): writing `1` to the partition's `cgroup.freeze` marks every task
-//!   of the partition at once to trap into the freezer before it returns to user mode, sleeping
-//!   ones included, so the next partition can be released immediately; `frozen 1` confirms the
-//!   stop later.
-//! - [`ProcessGate`] (`PARTITA_GATE=signal`): SIGSTOP, then `waitid(WSTOPPED)` until every
-//!   thread has stopped. Complete on return, but each sleeping thread must first be woken and
-//!   scheduled to stop, which costs about 10 us per thread here.
+//! - [`ProcessGate`] (default): SIGSTOP, then `waitid(WSTOPPED)` until every thread has
+//!   stopped: complete on return. Each sleeping thread must first be woken and scheduled to
+//!   stop (about 10 us per thread here), which the scheduler's early wake-up absorbs.
+//! - [`CgroupGate`] (`PARTITA_GATE=freeze`): writing `1` to the partition's `cgroup.freeze`
+//!   marks every task at once to trap into the freezer before it returns to user mode;
+//!   `frozen 1` confirms the stop later. The write takes a global kernel lock and can stall.
 
 use crate::backend::{PartitionCgroup, SignalGate};
 use crate::gate::PartitionGate;
