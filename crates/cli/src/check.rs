@@ -75,7 +75,7 @@ fn mib(bytes: u64) -> String {
 
 fn print_summary(s: &ModuleSummary) {
     println!("module \"{}\"{}", s.name, s.version.as_ref().map_or(String::new(), |v| format!(" version {v}")));
-    let cores: Vec<String> = s.cores.iter().map(|c| format!("{} (CPU {}, {})", c.index, c.cpu, policy(c.policy))).collect();
+    let cores: Vec<String> = s.cores.iter().map(|c| format!("{} (CPU {}, {})", c.index, c.cpu, c.policy.as_str())).collect();
     println!("cores: {}", cores.join(", "));
     println!("partitions:");
     println!("  {:>4}  {:<16} {:<8} {:<7} {:>10}  executable", "id", "name", "crit", "backend", "memory");
@@ -119,12 +119,5 @@ fn print_summary(s: &ModuleSummary) {
                 println!("        core {}: {} windows, utilization {:.1} %", core.core, core.windows.len(), core.utilization * 100.0);
             }
         }
-    }
-}
-
-pub fn policy(p: partita_config::model::CorePolicy) -> &'static str {
-    match p {
-        partita_config::model::CorePolicy::Cyclic => "CYCLIC",
-        partita_config::model::CorePolicy::FixedPriority => "FIXED_PRIORITY",
     }
 }

@@ -1,6 +1,6 @@
 //! `partita schedule`: per-core timelines, utilization and gaps; SVG Gantt; synthesis.
 
-use crate::check::{load, policy, print_diagnostics};
+use crate::check::{load, print_diagnostics};
 use crate::{exit, gantt};
 use partita_config::analysis::{self, ScheduleAnalysis};
 use partita_config::diag::Diagnostic;
@@ -61,7 +61,7 @@ fn print_schedule(s: &ScheduleAnalysis) {
     let initial = if s.initial { " (initial)" } else { "" };
     println!("schedule {} \"{}\"{initial}: major frame {}", s.id, s.name, s.major_frame_ns);
     for core in &s.cores {
-        println!("  core {} (CPU {}, {}):", core.core, core.cpu, policy(core.policy));
+        println!("  core {} (CPU {}, {}):", core.core, core.cpu, core.policy.as_str());
         if core.policy == CorePolicy::FixedPriority {
             for (p, prio) in &core.priorities {
                 println!("    partition {p} at priority {prio}");

@@ -153,3 +153,49 @@ fn a_missing_program_is_reported_and_the_module_runs_the_rest() {
     assert!(o.stderr.contains("partition Ghost cannot run:") && o.stderr.contains("no/such/program"), "{}", o.stderr);
     assert_eq!(window_starts(&o.events, 1).len(), 10);
 }
+
+#[test]
+fn ctrl_c_stops_everything_and_leaves_nothing_behind() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("partita-test-marker-{}", std::process::id());
+    let busy = format!("while :; do :; done # {marker}");
+    let config = module(dir.path(), &[("A", &busy), ("B", &busy), ("C", &busy)]);
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("partita"))
+        .args(["run", config.to_str().unwrap(), "--duration", "60s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(pgrep(&marker) > 0, "the partitions should be running");
+    // SAFETY: sending SIGINT to our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    assert_eq!(pgrep(&marker), 0, "partition programs left running");
+    let leftovers: Vec<String> = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/freezer"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&format!("partita-{pid}")))
+        .collect();
+    assert!(leftovers.is_empty(), "cgroups left behind: {leftovers:?}");
+}
+
+/// How many processes have `needle` in their command line.
+fn pgrep(needle: &str) -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+        .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle)))
+        .count()
+}

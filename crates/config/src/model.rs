@@ -56,6 +56,16 @@ pub enum CorePolicy {
     FixedPriority,
 }
 
+impl CorePolicy {
+    /// The configuration's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CorePolicy::Cyclic => "CYCLIC",
+            CorePolicy::FixedPriority => "FIXED_PRIORITY",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Core {
     pub index: u32,

@@ -136,6 +136,36 @@ impl Plan {
         plan
     }
 
+    /// What this version of the scheduler cannot run yet, each as a message naming the
+    /// element to change; empty when the plan can run.
+    pub fn unsupported(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for c in &self.cores {
+            if c.policy == CorePolicy::FixedPriority {
+                out.push(format!("core {} is FIXED_PRIORITY: `partita run` serves only CYCLIC cores so far", c.index));
+            }
+        }
+        // A partition stops and starts as a whole, so a multi-core partition must have the
+        // same windows on each of its cores.
+        for s in &self.schedules {
+            for (pi, p) in self.partitions.iter().enumerate() {
+                let per_core: Vec<Vec<(i64, i64)>> = p
+                    .cores
+                    .iter()
+                    .map(|&c| s.slots[c as usize].iter().filter(|sl| sl.partition == pi).map(|sl| (sl.start_ns, sl.end_ns)).collect())
+                    .filter(|w: &Vec<(i64, i64)>| !w.is_empty())
+                    .collect();
+                if per_core.windows(2).any(|w| w[0] != w[1]) {
+                    out.push(format!(
+                        "partition {} \"{}\" has different windows on its cores in schedule \"{}\": `partita run` stops and releases a multi-core partition on all its cores at once, so give it the same windows on each core",
+                        p.id, p.name, s.name
+                    ));
+                }
+            }
+        }
+        out
+    }
+
     pub fn schedule_index(&self, id: u32) -> Option<usize> {
         self.schedules.iter().position(|s| s.id == id)
     }
@@ -194,6 +224,29 @@ mod tests {
         assert_eq!(split_arguments(r#"-v --name "two words" 'x y' a\ b"#), ["-v", "--name", "two words", "x y", "a b"]);
         assert_eq!(split_arguments("  "), Vec::<String>::new());
         assert_eq!(split_arguments(r#""""#), [""]);
+    }
+
+    #[test]
+    fn unsupported_layouts_are_named() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let fp = partita_config::check_file(&root.join("fixed-priority.xml")).unwrap();
+        let msgs = Plan::new(fp.module.as_ref().unwrap()).unsupported();
+        assert!(msgs.iter().any(|m| m.contains("FIXED_PRIORITY")), "{msgs:?}");
+        let fc = partita_config::check_file(&root.join("flight-control.xml")).unwrap();
+        assert!(Plan::new(fc.module.as_ref().unwrap()).unsupported().is_empty());
+        let xml = r#"<ARINC_653_Module ModuleName="M" xmlns:pt="urn:partita:1">
+  <pt:Cores Cpus="0-1"/>
+  <Partition PartitionIdentifier="1" PartitionName="A" pt:Executable="a"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="s" MajorFrameSeconds="0.02">
+    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.02" PeriodDurationSeconds="0.005">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.005"/>
+      <Window_Schedule WindowIdentifier="2" WindowStartSeconds="0.01" WindowDurationSeconds="0.005" pt:Core="1"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+</ARINC_653_Module>"#;
+        let m = partita_config::check_text(xml, std::path::Path::new("/nonexistent"));
+        let msgs = Plan::new(m.module.as_ref().unwrap()).unsupported();
+        assert!(msgs.iter().any(|m| m.contains("partition 1 \"A\" has different windows")), "{msgs:?}");
     }
 
     #[test]

@@ -111,6 +111,10 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         return Err(format!("partition {} \"{}\" asks for the kvm backend, which is not implemented yet", p.id.value, p.name.value));
     }
     let plan = Plan::new(module);
+    let unsupported = plan.unsupported();
+    if !unsupported.is_empty() {
+        return Err(unsupported.join("\n"));
+    }
     let caps = probe_capabilities();
     for m in &caps.missing {
         eprintln!("partita: warning: {m}");
@@ -264,11 +268,7 @@ fn module_start(state: &RunState, config_path: &Path, mechanism: &str) -> Event 
         config: config_path.display().to_string(),
         epoch_monotonic_ns: state.epoch_ns,
         mechanism: mechanism.to_string(),
-        cores: plan
-            .cores
-            .iter()
-            .map(|c| CoreInfo { core: c.index, cpu: c.cpu, policy: format!("{:?}", c.policy).to_uppercase() })
-            .collect(),
+        cores: plan.cores.iter().map(|c| CoreInfo { core: c.index, cpu: c.cpu, policy: c.policy.as_str().to_string() }).collect(),
         partitions: plan.partitions.iter().map(|p| PartitionInfo { id: p.id, name: p.name.clone() }).collect(),
         schedule: plan.schedules[plan.initial_schedule].id,
     }
