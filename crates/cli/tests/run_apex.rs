@@ -25,22 +25,39 @@ fn workspace() -> PathBuf {
 /// Builds tests/partitions/NAME.c with the design.md command (the static library that cargo
 /// built next to the `partita` binary).
 fn build(name: &str, dir: &Path) -> PathBuf {
-    let bin = assert_cmd::cargo::cargo_bin!("partita");
-    let libdir = bin.parent().unwrap();
-    assert!(libdir.join("libpartita_apex.a").is_file(), "no libpartita_apex.a in {}", libdir.display());
+    let libdir = static_library_dir(dir);
     let out = dir.join(name);
     let status = std::process::Command::new("cc")
         .arg("-I")
         .arg(workspace().join("include"))
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/partitions/{name}.c")))
         .arg("-L")
-        .arg(libdir)
+        .arg(&libdir)
         .args(["-lpartita_apex", "-lpthread", "-o"])
         .arg(&out)
         .status()
         .unwrap();
     assert!(status.success(), "building {name}");
     out
+}
+
+/// A directory with this build's `libpartita_apex.a`. `cargo build` puts it next to the
+/// binary; `cargo test` leaves it as target/<profile>/deps/libpartita_apex-HASH.a.
+fn static_library_dir(scratch: &Path) -> PathBuf {
+    let profile = assert_cmd::cargo::cargo_bin!("partita").parent().unwrap().to_path_buf();
+    if profile.join("libpartita_apex.a").is_file() {
+        return profile;
+    }
+    let newest = std::fs::read_dir(profile.join("deps"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("libpartita_apex-") && e.file_name().to_string_lossy().ends_with(".a"))
+        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
+        .unwrap_or_else(|| panic!("no libpartita_apex.a under {}", profile.display()));
+    let dir = scratch.join("lib");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(newest.path(), dir.join("libpartita_apex.a")).unwrap();
+    dir
 }
 
 fn run(config: &Path, frames: u32) -> (String, Vec<Event>) {
