@@ -199,3 +199,32 @@ fn pgrep(needle: &str) -> usize {
         .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| String::from_utf8_lossy(&c).contains(needle)))
         .count()
 }
+
+#[test]
+fn partitions_die_with_a_killed_module() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("partita-orphan-marker-{}", std::process::id());
+    let busy = format!("while :; do :; done # {marker}");
+    let config = module(dir.path(), &[("A", &busy), ("B", &busy)]);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("partita"))
+        .args(["run", config.to_str().unwrap(), "--duration", "60s"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(pgrep(&marker) > 0, "the partitions should be running");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The kernel kills them (PR_SET_PDEATHSIG) as the module dies.
+    for _ in 0..100 {
+        if pgrep(&marker) == 0 {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("partition programs outlived the module");
+}

@@ -1,11 +1,12 @@
 //! The process backend's [`PartitionGate`]s (measurements in docs/scheduling.md):
 //!
-//! - [`ProcessGate`] (default): SIGSTOP, then `waitid(WSTOPPED)` until every thread has
-//!   stopped: complete on return. Each sleeping thread must first be woken and scheduled to
-//!   stop (about 10 us per thread here), which the scheduler's early wake-up absorbs.
-//! - [`CgroupGate`] (`PARTITA_GATE=freeze`): writing `1` to the partition's `cgroup.freeze`
-//!   marks every task at once to trap into the freezer before it returns to user mode;
-//!   `frozen 1` confirms the stop later. The write takes a global kernel lock and can stall.
+//! - [`CgroupGate`] (default): writing `1` to the partition's `cgroup.freeze` marks every task
+//!   of the partition at once to trap into the freezer before it returns to user mode,
+//!   sleeping ones included; `frozen 1` confirms the stop before the core's next boundary.
+//! - [`ProcessGate`] (`PARTITA_GATE=signal`, for measurements only): SIGSTOP, then
+//!   `waitid(WSTOPPED)` until every thread has stopped. A process-wide SIGSTOP is delivered to
+//!   one thread (normally the main one), which starts the group stop only when it runs: a busy
+//!   thread of higher priority on the same core never lets it, and the stop never completes.
 
 use crate::backend::{PartitionCgroup, SignalGate};
 use crate::gate::PartitionGate;

@@ -131,7 +131,12 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     // Partitions are created frozen before the epoch; their initialization runs in their windows.
     let epoch_ns = rt::now_ns() + 150_000_000 + 20_000_000 * plan.partitions.len() as i64;
     // The stop/release mechanism at window boundaries (docs/scheduling.md).
-    let use_signals = !std::env::var("PARTITA_GATE").is_ok_and(|v| v == "freeze");
+    let use_signals = std::env::var("PARTITA_GATE").is_ok_and(|v| v == "signal");
+    if use_signals {
+        eprintln!(
+            "partita: warning: PARTITA_GATE=signal is for measurements only: a process-wide SIGSTOP reaches one thread, and a busy higher-priority thread of the partition can keep it from stopping (docs/scheduling.md)"
+        );
+    }
     let mut runs = Vec::new();
     let mut launches = Vec::new();
     let workdir = module.base_dir.clone();

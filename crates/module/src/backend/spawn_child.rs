@@ -206,6 +206,10 @@ fn child_main(ctx: &ChildCtx) -> ! {
     // SAFETY (whole block): each call is a plain system call wrapper on descriptors, C
     // strings and structures prepared by the parent before clone; nothing allocates.
     unsafe {
+        // If the module dies (even by SIGKILL), the partition dies with it: no partition
+        // may run on without its scheduler. Sent from the parent's namespace, so it reaches
+        // the PID 1 of the partition's namespace too.
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
         for sig in 1..65 {
             if sig != libc::SIGKILL && sig != libc::SIGSTOP {
                 libc::signal(sig, libc::SIG_DFL);
