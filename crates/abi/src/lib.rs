@@ -89,6 +89,13 @@ pub struct ControlBlock {
     pub status: PartitionStatus,
     pub schedule: ScheduleState,
     pub schedule_count: u32,
+    /// The Linux real-time priorities the partition's processes use: ARINC priority 1..=63 maps
+    /// monotonically onto `rt_base + 1 ..= rt_base + rt_levels`; the initialization process
+    /// runs at `rt_base`, a process holding the preemption lock at `rt_base + rt_levels + 1`.
+    /// Partitions served by priority on a FIXED_PRIORITY core get disjoint bands, ordered by
+    /// their partition priority. 0 levels: the default band (base 10, 63 levels).
+    pub rt_base: u32,
+    pub rt_levels: u32,
     pub _pad: u32,
     pub schedules: [ScheduleEntry; MAX_SCHEDULES],
     pub request: Request,

@@ -3,7 +3,7 @@
 
 use crate::critical::Critical;
 use crate::process::{self, CTL_STEP, DORMANT, ProcessSlot, SELF_SUSPENDED, STARTED, SUSPENDED, id_of, lookup};
-use crate::runtime::{LOCK_RT_PRIO, NO_DEADLINE, PROCESS_RT_BASE, Runtime, rt};
+use crate::runtime::{NO_DEADLINE, Runtime, rt};
 use crate::signals;
 use crate::sys::{self, Futex, Wait};
 use crate::threads;
@@ -48,7 +48,7 @@ fn start_after(id: ProcessId, delay: i64) -> ApexResult<()> {
     let was_locked = slot.lock_level.swap(0, Ordering::AcqRel) > 0;
     let _ = slot.ctl.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(resumed(v)));
     if old_priority != cfg.base_priority || was_locked {
-        threads::set_priority(rt, slot.thread(), PROCESS_RT_BASE + cfg.base_priority);
+        threads::set_priority(rt, slot.thread(), rt.process_rt_priority(cfg.base_priority));
     }
     if rt.mode() == mode::NORMAL {
         let release = set_first_release(rt, slot, delay);
@@ -243,7 +243,7 @@ pub fn set_priority(id: ProcessId, priority: Priority) -> ApexResult<()> {
     slot.current_priority.store(priority, Ordering::Release);
     let locked = slot.lock_level.load(Ordering::Acquire) > 0;
     if !locked {
-        threads::set_priority(rt, slot.thread(), PROCESS_RT_BASE + priority);
+        threads::set_priority(rt, slot.thread(), rt.process_rt_priority(priority));
     }
     drop(c);
     if process::current_index() == Some(i) && !locked {
@@ -266,7 +266,7 @@ pub fn lock_preemption() -> ApexResult<LockLevel> {
         return Err(ErrorReturnCode::InvalidConfig);
     }
     if level == 0 {
-        threads::set_priority(rt, slot.thread(), LOCK_RT_PRIO);
+        threads::set_priority(rt, slot.thread(), rt.lock_rt_priority());
     }
     slot.lock_level.store(level + 1, Ordering::Release);
     Ok(level + 1)
@@ -287,7 +287,7 @@ pub fn unlock_preemption() -> ApexResult<LockLevel> {
     }
     slot.lock_level.store(level - 1, Ordering::Release);
     if level == 1 {
-        threads::set_priority(rt, slot.thread(), PROCESS_RT_BASE + slot.current_priority.load(Ordering::Acquire));
+        threads::set_priority(rt, slot.thread(), rt.process_rt_priority(slot.current_priority.load(Ordering::Acquire)));
     }
     Ok(level - 1)
 }

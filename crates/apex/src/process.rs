@@ -5,7 +5,7 @@
 
 use crate::critical::Critical;
 use crate::names::Name;
-use crate::runtime::{NO_DEADLINE, PROCESS_RT_BASE, Runtime, rt};
+use crate::runtime::{NO_DEADLINE, Runtime, rt};
 use crate::types::*;
 use crate::{body, sys, threads};
 use partita_abi::{event, mode};
@@ -203,7 +203,7 @@ pub fn create_process(attr: &ProcessAttribute) -> ApexResult<ProcessId> {
     slot.deadline_ns.store(NO_DEADLINE, Ordering::Relaxed);
     slot.reported_ns.store(NO_DEADLINE, Ordering::Relaxed);
     let stack = (attr.stack_size as usize).max(MIN_STACK);
-    let prio = PROCESS_RT_BASE + attr.base_priority;
+    let prio = rt.process_rt_priority(attr.base_priority);
     let cpus = [rt.host_cpus[0]];
     let t = threads::spawn(rt, body::process_thread_start(), index as *mut libc::c_void, prio, &cpus, stack)
         .map_err(|_| ErrorReturnCode::InvalidConfig)?;

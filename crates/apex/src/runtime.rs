@@ -10,13 +10,9 @@ use partita_abi::{self as abi, ControlBlock, ScheduleSnapshot};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::{Once, OnceLock};
 
-/// Linux SCHED_FIFO priorities of the partition's threads. ARINC priority p runs at
-/// `PROCESS_RT_BASE + p` (11..=73).
+/// Linux SCHED_FIFO priorities of the partition's threads. By default ARINC priority p runs
+/// at `PROCESS_RT_BASE + p` (11..=73); the module may give another band (`Runtime::band`).
 pub const PROCESS_RT_BASE: i32 = 10;
-/// The initialization process (the partition program's main thread).
-pub const INIT_RT_PRIO: i32 = PROCESS_RT_BASE;
-/// A process holding the preemption lock: above every process, below the timer thread.
-pub const LOCK_RT_PRIO: i32 = 75;
 /// The deadline-monitor (timer) thread.
 pub const TIMER_RT_PRIO: i32 = 80;
 /// The per-core window-start probe threads (the module's scheduler runs at 99).
@@ -115,8 +111,28 @@ impl Runtime {
         // ARINC process: a stop at a window boundary waits for every thread of the partition to
         // stop, and a normal-priority thread would first wait for the CPU behind ordinary tasks.
         // SAFETY: pthread_self has no preconditions.
-        crate::threads::set_priority(self, unsafe { libc::pthread_self() }, INIT_RT_PRIO);
+        crate::threads::set_priority(self, unsafe { libc::pthread_self() }, self.band().0);
         monitor::start(self);
+    }
+
+    /// The band of Linux real-time priorities given by the module (see the ABI).
+    fn band(&self) -> (i32, i32) {
+        match (self.cb.rt_base as i32, self.cb.rt_levels as i32) {
+            (base, levels) if levels > 0 && base > 0 && base + levels + 1 < TIMER_RT_PRIO => (base, levels),
+            _ => (PROCESS_RT_BASE, 63),
+        }
+    }
+
+    /// The Linux real-time priority of ARINC priority `p` (1..=63).
+    pub fn process_rt_priority(&self, p: i32) -> i32 {
+        let (base, levels) = self.band();
+        base + 1 + (p.clamp(1, 63) - 1) * levels / 63
+    }
+
+    /// The priority of a process holding the preemption lock: above the partition's band.
+    pub fn lock_rt_priority(&self) -> i32 {
+        let (base, levels) = self.band();
+        base + levels + 1
     }
 
     pub fn mode(&self) -> u32 {

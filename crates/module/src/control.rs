@@ -84,6 +84,7 @@ fn init(cb: &mut ControlBlock, plan: &Plan, p: &PlannedPartition, epoch_ns: i64)
         cb.host_cpus[i] = plan.cores[core as usize].cpu;
     }
     cb.epoch_ns = epoch_ns;
+    (cb.rt_base, cb.rt_levels) = p.rt_band;
     let me = plan.partitions.iter().position(|q| q.id == p.id).unwrap_or(0);
     cb.schedule_count = plan.schedules.len().min(MAX_SCHEDULES) as u32;
     for (i, s) in plan.schedules.iter().take(MAX_SCHEDULES).enumerate() {

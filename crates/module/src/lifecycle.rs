@@ -49,6 +49,8 @@ pub struct Launch {
     /// With signal gating: where the scheduler finds the current program's handle.
     pub signals: Option<Arc<ProcessGate>>,
     pub namespaces: bool,
+    /// Real-time priority the program starts at (the base of its band).
+    pub rt_priority: Option<i32>,
     pub doorbell: OwnedFd,
     pub log: Option<PathBuf>,
 }
@@ -168,6 +170,7 @@ impl<'a> Lifecycle<'a> {
         spec.cpus = l.cpus.clone();
         spec.cgroup = l.cgroup.as_deref();
         spec.namespaces = l.namespaces;
+        spec.rt_priority = l.rt_priority;
         let spawned = spawn(&spec).map_err(|e| e.to_string())?;
         for w in &spawned.warnings {
             eprintln!("partita: partition {}: {w}", l.name);

@@ -34,7 +34,17 @@ pub struct PlannedPartition {
     pub system_partition: bool,
     /// Module core indices it has windows (or a priority) on, ascending.
     pub cores: Vec<u32>,
+    /// Served by priority on a FIXED_PRIORITY core: (core, partition priority).
+    pub served_by_priority: Option<(u32, i32)>,
+    /// Linux real-time priority band of its processes (base, levels); see the ABI.
+    pub rt_band: (u32, u32),
 }
+
+/// The default band: ARINC priority p at Linux priority 10 + p.
+pub const DEFAULT_RT_BAND: (u32, u32) = (10, 63);
+/// Real-time priorities available to the bands of partitions that share a FIXED_PRIORITY core
+/// (below the partitions' timer threads at 80).
+const BAND_RANGE: (u32, u32) = (1, 79);
 
 #[derive(Debug, Clone)]
 pub struct PlannedSchedule {
@@ -80,6 +90,8 @@ impl Plan {
                 criticality: p.criticality.as_ref().map_or(255, |c| c.value as u32),
                 system_partition: p.system_partition,
                 cores: Vec::new(),
+                served_by_priority: None,
+                rt_band: DEFAULT_RT_BAND,
             })
             .collect();
         let index_of = |id: u32| partitions.iter().position(|p| p.id == id);
@@ -123,11 +135,21 @@ impl Plan {
         }
         for c in &m.cores {
             for pp in &c.priorities {
-                if let Some(p) = index_of(pp.partition.value)
-                    && !plan.partitions[p].cores.contains(&c.index)
-                {
-                    plan.partitions[p].cores.push(c.index);
+                if let Some(p) = index_of(pp.partition.value) {
+                    if !plan.partitions[p].cores.contains(&c.index) {
+                        plan.partitions[p].cores.push(c.index);
+                    }
+                    plan.partitions[p].served_by_priority.get_or_insert((c.index, pp.priority.value));
                 }
+            }
+            // Disjoint bands, higher partition priority higher up, so that the kernel serves
+            // the most urgent partition that has work.
+            let mut served: Vec<(i32, usize)> =
+                c.priorities.iter().filter_map(|pp| index_of(pp.partition.value).map(|p| (pp.priority.value, p))).collect();
+            served.sort();
+            let width = (BAND_RANGE.1 - BAND_RANGE.0) / served.len().max(1) as u32;
+            for (k, &(_, p)) in served.iter().enumerate() {
+                plan.partitions[p].rt_band = (BAND_RANGE.0 + k as u32 * width, width.saturating_sub(2).max(1));
             }
         }
         for p in &mut plan.partitions {
@@ -140,9 +162,22 @@ impl Plan {
     /// element to change; empty when the plan can run.
     pub fn unsupported(&self) -> Vec<String> {
         let mut out = Vec::new();
-        for c in &self.cores {
-            if c.policy == CorePolicy::FixedPriority {
-                out.push(format!("core {} is FIXED_PRIORITY: `partita run` serves only CYCLIC cores so far", c.index));
+        for p in &self.partitions {
+            if let Some((core, _)) = p.served_by_priority {
+                if p.cores.len() > 1 {
+                    out.push(format!(
+                        "partition {} \"{}\" is served by priority on FIXED_PRIORITY core {core} and also runs on other cores: `partita run` stops and releases a partition as a whole, so serve it on one core only",
+                        p.id, p.name
+                    ));
+                }
+                let banded: Vec<&PlannedPartition> =
+                    self.partitions.iter().filter(|q| q.served_by_priority.is_some_and(|(c, _)| c == core)).collect();
+                if banded.len() > 26 {
+                    out.push(format!(
+                        "FIXED_PRIORITY core {core} serves {} partitions; at most 26 fit in the real-time priority range",
+                        banded.len()
+                    ));
+                }
             }
         }
         // A partition stops and starts as a whole, so a multi-core partition must have the
@@ -231,7 +266,17 @@ mod tests {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
         let fp = partita_config::check_file(&root.join("fixed-priority.xml")).unwrap();
         let msgs = Plan::new(fp.module.as_ref().unwrap()).unsupported();
-        assert!(msgs.iter().any(|m| m.contains("FIXED_PRIORITY")), "{msgs:?}");
+        assert!(msgs.is_empty(), "{msgs:?}");
+        let plan = Plan::new(fp.module.as_ref().unwrap());
+        // Served partitions have disjoint bands, the higher partition priority higher up.
+        let mut served: Vec<(i32, (u32, u32))> =
+            plan.partitions.iter().filter_map(|p| p.served_by_priority.map(|(_, prio)| (prio, p.rt_band))).collect();
+        served.sort();
+        assert!(served.len() >= 2, "{served:?}");
+        for w in served.windows(2) {
+            let ((_, (b0, l0)), (_, (b1, _))) = (w[0], w[1]);
+            assert!(b0 + l0 + 1 < b1, "bands overlap: {served:?}");
+        }
         let fc = partita_config::check_file(&root.join("flight-control.xml")).unwrap();
         assert!(Plan::new(fc.module.as_ref().unwrap()).unsupported().is_empty());
         let xml = r#"<ARINC_653_Module ModuleName="M" xmlns:pt="urn:partita:1">

@@ -163,6 +163,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             cgroup: Some(cgroup),
             signals: use_signals.then_some(signals),
             namespaces: caps.namespaces,
+            rt_priority: caps.sched_fifo.then_some(p.rt_band.0 as i32),
             doorbell: doorbell().map_err(|e| e.to_string())?,
             log: opts.log_dir.as_ref().map(|d| d.join(format!("{}.log", p.name))),
         });

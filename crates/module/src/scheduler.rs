@@ -75,6 +75,27 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     let mut frames = 0u64;
     let mut pending: Vec<PendingStop> = Vec::new();
     let mut margin = Margin::new(state.early_wake_ns, state.early_wake_ns.min(30_000));
+    // A FIXED_PRIORITY core runs its partitions for the whole run; the kernel serves the most
+    // urgent one that has work (their priority bands are disjoint).
+    let served: Vec<usize> =
+        (0..plan.partitions.len()).filter(|&p| plan.partitions[p].served_by_priority.is_some_and(|(c, _)| c as usize == core)).collect();
+    if !served.is_empty() {
+        clock.sleep_until(state.epoch_ns);
+        for &p in &served {
+            enter(state, core, p, state.epoch_ns);
+            state.emit(
+                core,
+                Event::WindowStart {
+                    t: state.rel(clock.now_ns()),
+                    core: core as u32,
+                    partition: plan.partitions[p].id,
+                    window: 0,
+                    planned: 0,
+                    schedule: plan.schedules[sched].id,
+                },
+            );
+        }
+    }
     // Partition whose window is open on this core, with its planned start.
     let mut open: Option<(usize, i64)> = None;
     'frames: loop {
@@ -162,6 +183,16 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
         if per_schedule[sched].is_empty() {
             // A core without windows in this schedule just follows the frames.
             clock.sleep_until(frame_start);
+        }
+    }
+    for &p in &served {
+        let now = clock.now_ns();
+        state.emit(
+            core,
+            Event::WindowEnd { t: state.rel(now), core: core as u32, partition: plan.partitions[p].id, window: 0, planned: state.rel(now) },
+        );
+        if let Some(requested_ns) = leave(state, p, clock) {
+            pending.push(PendingStop { partition: p, requested_ns });
         }
     }
     if let Some((p, planned)) = open {

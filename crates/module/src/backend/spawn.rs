@@ -45,6 +45,8 @@ pub struct SpawnSpec<'a> {
     pub cgroup: Option<&'a PartitionCgroup>,
     /// New PID, IPC and mount namespaces (degrades with a warning if refused, unless CI=true).
     pub namespaces: bool,
+    /// SCHED_FIFO priority the program starts at (None: the normal policy).
+    pub rt_priority: Option<i32>,
     /// Extra environment variables (the module's environment is inherited).
     pub env: Vec<(OsString, OsString)>,
 }
@@ -69,6 +71,7 @@ impl<'a> SpawnSpec<'a> {
             cpus: Vec::new(),
             cgroup: None,
             namespaces: true,
+            rt_priority: None,
             env: Vec::new(),
         }
     }
@@ -304,6 +307,7 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         status_hi.as_raw_fd(),
         gate_hi.as_raw_fd(),
     );
+    ctx.rt_priority = spec.rt_priority;
     let cgroup_fd = spec.cgroup.and_then(|c| c.v2_dir_fd()).map(|f| f.as_raw_fd());
     let (pid, pidfd, into_cgroup) = match spawn_child::clone_child(&ctx, cgroup_fd) {
         Ok(r) => r,

@@ -68,6 +68,8 @@ pub(crate) struct ChildCtx {
     workdir: CString,
     cpus: Option<libc::cpu_set_t>,
     pub(crate) namespaces: bool,
+    /// SCHED_FIFO priority the program starts at (None: the normal policy).
+    pub(crate) rt_priority: Option<i32>,
     /// Sources of fds 0..=4: /dev/null, stdout, stderr, control, doorbell.
     fds: [RawFd; 5],
     status: RawFd,
@@ -89,7 +91,7 @@ impl ChildCtx {
     ) -> ChildCtx {
         let argv = args.iter().map(|a| a.as_ptr()).chain(std::iter::once(ptr::null())).collect();
         let envp = env.iter().map(|e| e.as_ptr()).chain(std::iter::once(ptr::null())).collect();
-        ChildCtx { program, _args: args, _env: env, argv, envp, workdir, cpus, namespaces, fds, status, gate }
+        ChildCtx { program, _args: args, _env: env, argv, envp, workdir, cpus, namespaces, rt_priority: None, fds, status, gate }
     }
 }
 
@@ -234,6 +236,13 @@ fn child_main(ctx: &ChildCtx) -> ! {
             && libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
         {
             fail(ctx, Stage::Affinity, sys::errno());
+        }
+        // The program's first instruction already runs at its real-time priority, so that a
+        // busy real-time partition sharing the core cannot starve its initialization. Refused
+        // (no privilege): it starts at the normal policy, as the capability probe reported.
+        if let Some(prio) = ctx.rt_priority {
+            let param = libc::sched_param { sched_priority: prio };
+            libc::sched_setscheduler(0, libc::SCHED_FIFO, &param);
         }
         if libc::chdir(ctx.workdir.as_ptr()) != 0 {
             fail(ctx, Stage::Chdir, sys::errno());
