@@ -23,6 +23,7 @@ fn privileged() -> bool {
 fn module(dir: &Path, partitions: &[(&str, &str)]) -> std::path::PathBuf {
     let mut xml = String::from("<ARINC_653_Module ModuleName=\"T\" xmlns:pt=\"urn:partita:1\">\n  <pt:Cores Cpus=\"0-1\"/>\n");
     for (i, (name, script)) in partitions.iter().enumerate() {
+        let script = script.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
         xml.push_str(&format!(
             "  <Partition PartitionIdentifier=\"{}\" PartitionName=\"{name}\" pt:Executable=\"/bin/sh\" pt:Arguments=\"-c '{script}'\"/>\n",
             i + 1
@@ -227,4 +228,25 @@ fn partitions_die_with_a_killed_module() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     panic!("partition programs outlived the module");
+}
+
+#[test]
+fn a_partition_cannot_reach_the_cgroups_kernel_settings_or_mounts() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = "echo cgroup entries $(ls /sys/fs/cgroup | wc -l); \
+                  (echo 1 > /proc/sys/kernel/sched_rt_runtime_us) 2>/dev/null && echo sysctl writable || echo sysctl read-only; \
+                  mount -t tmpfs none /mnt 2>/dev/null && echo mount allowed || echo mount refused; \
+                  grep CapBnd /proc/self/status; \
+                  echo pid $$; \
+                  while :; do :; done";
+    let config = module(dir.path(), &[("Probe", script)]);
+    let o = run(&config, 10);
+    for expected in ["[Probe] cgroup entries 0", "[Probe] sysctl read-only", "[Probe] mount refused", "[Probe] pid 1"] {
+        assert!(o.stdout.contains(expected), "{expected:?} not in:\n{}", o.stdout);
+    }
+    // Only CAP_SYS_NICE (bit 23) is left, for the runtime's real-time threads.
+    assert!(o.stdout.contains("CapBnd:\t0000000000800000"), "{}", o.stdout);
 }

@@ -22,6 +22,7 @@ pub(crate) enum Stage {
     MountRoot,
     MountShm,
     MountProc,
+    Confine,
     Affinity,
     Chdir,
     Fds,
@@ -29,11 +30,12 @@ pub(crate) enum Stage {
     Exec,
 }
 
-pub(crate) const STAGES: [&str; 9] = [
+pub(crate) const STAGES: [&str; 10] = [
     "ready",
     "making / a slave mount in the new mount namespace",
     "mounting a tmpfs on /dev/shm",
     "mounting proc on /proc",
+    "hiding cgroupfs, making /sys and /proc/sys read-only, dropping capabilities",
     "setting the CPU affinity",
     "changing to the working directory",
     "setting up file descriptors 0-4",
@@ -203,6 +205,45 @@ fn report(ctx: &ChildCtx, stage: Stage, errno: i32) {
     unsafe { libc::write(ctx.status, rec.as_ptr().cast(), rec.len()) };
 }
 
+/// `CAP_SYS_NICE` from linux/capability.h (not exported by the libc crate).
+const CAP_SYS_NICE: libc::c_ulong = 23;
+
+/// Takes from the partition what would let it escape its windows or reach other partitions
+/// even as root: the cgroup trees (thaw itself, freeze others) behind an empty read-only tmpfs,
+/// `/sys` and `/proc/sys` (global kernel settings, such as real-time throttling) read-only,
+/// and every capability but CAP_SYS_NICE (its real-time threads) out of the bounding set, so
+/// that the program, root or not, cannot undo any of it.
+///
+/// # Safety
+/// Called in the child between `clone` and `execve` (raw system calls only).
+unsafe fn confine(ctx: &ChildCtx) {
+    // SAFETY: plain mount/prctl system calls on static C strings.
+    unsafe {
+        let ro = libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+        let cgroup = c"/sys/fs/cgroup";
+        if libc::mount(c"none".as_ptr(), cgroup.as_ptr(), c"tmpfs".as_ptr(), ro, c"size=4k,mode=0555".as_ptr().cast()) != 0
+            && sys::errno() != libc::ENOENT
+        {
+            fail(ctx, Stage::Confine, sys::errno());
+        }
+        for dir in [c"/sys", c"/proc/sys", c"/proc/sysrq-trigger"] {
+            if libc::mount(dir.as_ptr(), dir.as_ptr(), ptr::null(), libc::MS_BIND, ptr::null()) != 0
+                || libc::mount(ptr::null(), dir.as_ptr(), ptr::null(), libc::MS_BIND | libc::MS_REMOUNT | ro, ptr::null()) != 0
+            {
+                let e = sys::errno();
+                if e != libc::ENOENT {
+                    fail(ctx, Stage::Confine, e);
+                }
+            }
+        }
+        for cap in 0..=63 {
+            if cap != CAP_SYS_NICE && libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && sys::errno() != libc::EINVAL {
+                fail(ctx, Stage::Confine, sys::errno());
+            }
+        }
+    }
+}
+
 /// The child, between `clone` and `execve`. Only raw system calls on prepared data.
 fn child_main(ctx: &ChildCtx) -> ! {
     // SAFETY (whole block): each call is a plain system call wrapper on descriptors, C
@@ -231,6 +272,7 @@ fn child_main(ctx: &ChildCtx) -> ! {
             if libc::mount(c"proc".as_ptr(), c"/proc".as_ptr(), c"proc".as_ptr(), flags, ptr::null()) != 0 {
                 fail(ctx, Stage::MountProc, sys::errno());
             }
+            confine(ctx);
         }
         if let Some(set) = &ctx.cpus
             && libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
