@@ -182,7 +182,8 @@ fn threaded_core_cgroups_freeze_one_core_while_the_other_runs() {
     assert!(!cg.is_frozen().unwrap(), "only the core-0 threads are frozen");
     let (fa, fb) = (ticks(&stat_a), ticks(&stat_b));
     wait_until("the core-1 thread to keep running", || ticks(&stat_b) > fb + 10);
-    assert_eq!(ticks(&stat_a), fa, "the frozen core-0 thread must not run");
+    // One tick of /proc rounding at most; a running thread would gain many.
+    assert!(ticks(&stat_a) <= fa + 1, "the frozen core-0 thread must not run");
     core0.thaw().unwrap();
     wait_until("the core-0 thread to run again", || ticks(&stat_a) > fa + 3);
 

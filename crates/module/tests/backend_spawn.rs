@@ -133,7 +133,8 @@ fn freeze_stops_cpu_time_and_thaw_resumes_it() {
     cg.freeze(Duration::from_secs(5)).unwrap();
     let frozen_at = ticks(pid);
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(ticks(pid), frozen_at, "CPU time must not advance while frozen");
+    // One tick of /proc rounding at most; a running program would gain many.
+    assert!(ticks(pid) <= frozen_at + 1, "CPU time must not advance while frozen");
     cg.thaw().unwrap();
     wait_until("CPU time to advance after the thaw", || ticks(pid) > frozen_at + 5);
 }
@@ -256,7 +257,7 @@ fn signal_gate_stops_before_exec_and_stops_a_running_program() {
     assert_eq!(gate.stop().unwrap(), backend::Stopped::Stopped);
     let stopped_at = ticks(pid);
     std::thread::sleep(Duration::from_millis(250));
-    assert_eq!(ticks(pid), stopped_at, "CPU time must not advance while stopped");
+    assert!(ticks(pid) <= stopped_at + 1, "CPU time must not advance while stopped");
     gate.release().unwrap();
     wait_until("CPU time to advance after SIGCONT", || ticks(pid) > stopped_at + 3);
     process.kill().unwrap();
