@@ -130,20 +130,26 @@ pub fn stop(id: ProcessId) -> ApexResult<()> {
     }
     crate::body::mark_dormant(slot);
     slot.stop_gen.fetch_add(1, Ordering::AcqRel);
+    interrupt(rt, c, slot, event::PROCESS_STOP, id, true);
+    Ok(())
+}
+
+/// Makes another process act on a STOP or SUSPEND request already recorded in its slot: a new
+/// request generation, a futex wake-up if it may be waiting on its control word, the signal
+/// that interrupts it wherever it runs, the trace event; then, outside the critical section,
+/// waits until it has complied when it runs on another core.
+fn interrupt(rt: &Runtime, c: Critical<'_>, slot: &ProcessSlot, kind: u32, id: ProcessId, wake_ctl: bool) {
     let req = slot.req_gen.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
-    sys::futex_wake(&slot.ctl, i32::MAX, Futex::Private);
-    signals_send(slot);
-    rt.trace(event::PROCESS_STOP, id as i64, 0);
+    if wake_ctl {
+        sys::futex_wake(&slot.ctl, i32::MAX, Futex::Private);
+    }
+    sys::signal_thread(slot.thread(), signals::stop_signal());
+    rt.trace(kind, id as i64, 0);
     let ack = needs_ack(rt, slot);
     drop(c);
     if ack {
         wait_ack(slot, req);
     }
-    Ok(())
-}
-
-fn signals_send(slot: &ProcessSlot) {
-    sys::signal_thread(slot.thread(), signals::stop_signal());
 }
 
 /// STOP_SELF: never returns.
@@ -163,14 +169,7 @@ pub fn suspend(id: ProcessId) -> ApexResult<()> {
         return Err(ErrorReturnCode::NoAction);
     }
     let _ = slot.ctl.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| Some((c | SUSPENDED).wrapping_add(CTL_STEP)));
-    let req = slot.req_gen.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
-    signals_send(slot);
-    rt.trace(event::PROCESS_SUSPEND, id as i64, 0);
-    let ack = needs_ack(rt, slot);
-    drop(c);
-    if ack {
-        wait_ack(slot, req);
-    }
+    interrupt(rt, c, slot, event::PROCESS_SUSPEND, id, false);
     Ok(())
 }
 
