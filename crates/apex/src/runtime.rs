@@ -107,11 +107,6 @@ impl Runtime {
 
     fn start_threads(&'static self) {
         signals::install();
-        // The initialization process (the program's main thread) is real-time too, below every
-        // ARINC process: a stop at a window boundary waits for every thread of the partition to
-        // stop, and a normal-priority thread would first wait for the CPU behind ordinary tasks.
-        // SAFETY: pthread_self has no preconditions.
-        crate::threads::set_priority(self, unsafe { libc::pthread_self() }, self.band().0);
         monitor::start(self);
     }
 
