@@ -124,11 +124,12 @@ fn other_process(rt: &Runtime, id: ProcessId) -> ApexResult<(usize, &ProcessSlot
 pub fn stop(id: ProcessId) -> ApexResult<()> {
     let rt = rt();
     let c = Critical::enter(rt);
-    let (_, slot) = other_process(rt, id)?;
+    let (i, slot) = other_process(rt, id)?;
     if slot.is_dormant() {
         return Err(ErrorReturnCode::NoAction);
     }
     crate::body::mark_dormant(slot);
+    crate::waitq::cancel(&c, rt, i);
     slot.stop_gen.fetch_add(1, Ordering::AcqRel);
     interrupt(rt, c, slot, event::PROCESS_STOP, id, true);
     Ok(())

@@ -44,6 +44,7 @@ mod threads;
 mod time;
 mod trace;
 pub mod types;
+mod waitq;
 
 pub use control::{delayed_start, lock_preemption, resume, set_priority, start, stop, stop_self, suspend, suspend_self, unlock_preemption};
 pub use hm::{raise_application_error, report_application_message};
