@@ -87,7 +87,7 @@ fn finish(rt: &Runtime, index: usize, slot: &ProcessSlot) {
     let c = Critical::enter(rt);
     if slot.stop_gen.load(Ordering::Acquire) == STOP_SEEN.with(|s| s.get()) {
         mark_dormant(slot);
-        crate::waitq::cancel(&c, rt, index);
+        crate::objects::on_dormant(&c, rt, index);
         rt.trace(event::PROCESS_STOP, id_of(index) as i64, 0);
     }
 }

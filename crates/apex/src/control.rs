@@ -129,7 +129,7 @@ pub fn stop(id: ProcessId) -> ApexResult<()> {
         return Err(ErrorReturnCode::NoAction);
     }
     crate::body::mark_dormant(slot);
-    crate::waitq::cancel(&c, rt, i);
+    crate::objects::on_dormant(&c, rt, i);
     slot.stop_gen.fetch_add(1, Ordering::AcqRel);
     interrupt(rt, c, slot, event::PROCESS_STOP, id, true);
     Ok(())
@@ -239,6 +239,9 @@ pub fn set_priority(id: ProcessId, priority: Priority) -> ApexResult<()> {
     }
     if slot.is_dormant() {
         return Err(ErrorReturnCode::InvalidMode);
+    }
+    if crate::objects::mutex::retain_priority(&c, i, priority) {
+        return Ok(()); // a mutex owner keeps the mutex priority until the release
     }
     slot.current_priority.store(priority, Ordering::Release);
     let locked = slot.lock_level.load(Ordering::Acquire) > 0;

@@ -112,10 +112,6 @@ impl WaitQueue {
         WaitQueue { discipline, len: AtomicU32::new(0) }
     }
 
-    pub fn discipline(&self) -> Discipline {
-        self.discipline
-    }
-
     /// WAITING_PROCESSES.
     pub fn len(&self) -> usize {
         self.len.load(Ordering::Acquire) as usize
@@ -156,11 +152,6 @@ impl WaitQueue {
             (std::cmp::Reverse(prio), s.wait.ticket.load(Ordering::Acquire))
         };
         (0..rt.processes().len()).filter(|&i| self.holds(rt, i)).min_by_key(|&i| key(i))
-    }
-
-    /// The waiting processes, in no particular order (e.g. to wake them all).
-    pub fn members(&self, _c: &Critical<'_>, rt: &Runtime) -> Vec<usize> {
-        (0..rt.processes().len()).filter(|&i| self.holds(rt, i)).collect()
     }
 
     /// Takes process `index` out of the queue without waking it; false if it was not in it.
@@ -216,6 +207,7 @@ pub enum WaitOn<'a> {
     /// Only its record: woken by [`WaitQueue::wake`].
     Own,
     /// Also `word` while it still holds `seen` (it must outlive the wait).
+    #[allow(dead_code, reason = "for waits woken from another partition: queuing ports (branch i-ports)")]
     Word { word: &'a AtomicU32, seen: u32, kind: Futex },
 }
 
