@@ -41,6 +41,26 @@ fn suspend_resume_stop_really_stop_another_process() {
     }
 }
 
+#[test]
+fn objects_return_codes_limits_and_message_integrity() {
+    let _s = serial();
+    let r = run(&build("objects_errors"), &[], &[]);
+    assert_passed(&r, "objects_errors");
+    let passed = r.stdout.lines().filter(|l| l.starts_with("PASS")).count();
+    assert!(passed >= 120, "only {passed} checks ran:\n{}", r.stdout);
+}
+
+#[test]
+fn objects_block_wake_by_discipline_and_mutex_priority() {
+    let _s = serial();
+    let r = run(&build("objects"), &[], &[]);
+    if realtime_ok(&r, "objects_block_wake_by_discipline_and_mutex_priority") {
+        assert_passed(&r, "objects");
+        let passed = r.stdout.lines().filter(|l| l.starts_with("PASS")).count();
+        assert!(passed >= 40, "only {passed} checks ran:\n{}", r.stdout);
+    }
+}
+
 /// Two CPUs this process may use, if there are two.
 fn two_cpus() -> Option<(usize, usize)> {
     // SAFETY: sched_getaffinity fills a zeroed cpu_set_t of the size given.
