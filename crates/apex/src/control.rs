@@ -170,6 +170,9 @@ pub fn suspend(id: ProcessId) -> ApexResult<()> {
         return Err(ErrorReturnCode::NoAction);
     }
     let _ = slot.ctl.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| Some((c | SUSPENDED).wrapping_add(CTL_STEP)));
+    if slot.wait.is_queued() {
+        rt.kick_timer(); // its wait time-out now runs out in the deadline monitor (waitq)
+    }
     interrupt(rt, c, slot, event::PROCESS_SUSPEND, id, false);
     Ok(())
 }

@@ -25,11 +25,12 @@
 //! - [`cancel`]: takes a process out of whatever queue it is in (STOP of a waiting process).
 //!
 //! SUSPEND of a waiting process parks its thread in the signal handler; a wake-up meanwhile is
-//! kept (the process gets the resource and stays suspended until RESUME); a time-out that
-//! expires meanwhile is acted on when it resumes (until then it may still be woken).
+//! kept (the process gets the resource and stays suspended until RESUME); when the time-out
+//! expires meanwhile, the deadline monitor takes it out of the queue ([`expire_suspended`]) and
+//! it returns TIMED_OUT once resumed.
 
 use crate::critical::Critical;
-use crate::runtime::Runtime;
+use crate::runtime::{NO_DEADLINE, Runtime};
 use crate::sys::{self, Futex, Wait};
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -74,6 +75,8 @@ pub struct WaitRecord {
     /// Hand-off data between the waiter and the waker (meaning set by the object).
     addr: AtomicPtr<u8>,
     len: AtomicI64,
+    /// Absolute time-out of the wait, or NO_DEADLINE.
+    deadline: AtomicI64,
 }
 
 impl WaitRecord {
@@ -228,6 +231,7 @@ pub enum Outcome {
 pub fn block(c: Critical<'_>, rt: &Runtime, index: usize, deadline: Option<i64>, on: WaitOn<'_>) -> Outcome {
     let slot = &rt.procs[index];
     let rec = &slot.wait;
+    rec.deadline.store(deadline.unwrap_or(NO_DEADLINE), Ordering::Release);
     if let WaitOn::Word { word, kind, .. } = on {
         rec.word.store(word as *const AtomicU32 as *mut AtomicU32, Ordering::Release);
         rec.word_shared.store(kind == Futex::Shared, Ordering::Release);
@@ -270,4 +274,33 @@ pub fn block(c: Critical<'_>, rt: &Runtime, index: usize, deadline: Option<i64>,
         }
         return Outcome::Changed;
     }
+}
+
+/// The time-outs of suspended waiters (their threads are parked and cannot act): takes each one
+/// whose deadline passed out of its queue. Returns the earliest deadline still to come. Called
+/// by the deadline monitor, which SUSPEND wakes.
+pub fn expire_suspended(rt: &Runtime) -> Option<i64> {
+    let now = sys::now_ns();
+    let suspended_deadline = |s: &crate::process::ProcessSlot| {
+        let d = s.wait.deadline.load(Ordering::Acquire);
+        (s.wait.is_queued() && s.is_suspended() && d != NO_DEADLINE).then_some(d)
+    };
+    let mut earliest: Option<i64> = None;
+    let mut due = false;
+    for d in rt.processes().iter().filter_map(suspended_deadline) {
+        if d <= now {
+            due = true;
+        } else {
+            earliest = Some(earliest.map_or(d, |e| e.min(d)));
+        }
+    }
+    if due {
+        let c = Critical::enter(rt);
+        for (i, s) in rt.processes().iter().enumerate() {
+            if suspended_deadline(s).is_some_and(|d| d <= now) {
+                cancel(&c, rt, i);
+            }
+        }
+    }
+    earliest
 }

@@ -232,6 +232,21 @@ static void controller(void)
     RESUME(susp_id, &rc);
     check_eq("RESUME", rc, NO_ERROR);
     check_eq("after RESUME its wait returns NO_ERROR", atomic_load(&susp_rc), NO_ERROR);
+    /* ... and when its time-out expires while suspended, it leaves the queue at once (a later
+     * signal is not given to it) and its wait returns TIMED_OUT after RESUME. */
+    atomic_store(&susp_rc, -1);
+    START(susp_id, &rc);
+    SUSPEND(susp_id, &rc);
+    TIMED_WAIT(400 * MS, &rc); /* past its 200 ms time-out */
+    GET_SEMAPHORE_STATUS(sem_stop, &ss, &rc);
+    check_eq("a suspended waiter leaves the queue when its time-out expires", ss.WAITING_PROCESSES, 0);
+    SIGNAL_SEMAPHORE(sem_stop, &rc);
+    GET_SEMAPHORE_STATUS(sem_stop, &ss, &rc);
+    check_eq("so a signal after its time-out is kept", ss.CURRENT_VALUE, 1);
+    check_eq("it is still suspended (WAITING)", state(susp_id), WAITING);
+    RESUME(susp_id, &rc);
+    check_eq("after RESUME its wait returns TIMED_OUT", atomic_load(&susp_rc), TIMED_OUT);
+    WAIT_SEMAPHORE(sem_stop, 0, &rc);
 
     /* Mutex priority. */
     order[0] = 0;
