@@ -128,6 +128,20 @@ pub enum Event {
         mode: String,
         start_condition: String,
     },
+    /// The health monitor handled an error: its level (PROCESS, PARTITION, MODULE) and the action
+    /// taken (ERROR_HANDLER for a process-level error given to the partition's error handler;
+    /// IGNORE, IDLE, WARM_START, COLD_START, SHUTDOWN, RESET). `process` 0: the initialization
+    /// process, no process (an injected error) or the partition program as a whole.
+    HmEvent {
+        t: i64,
+        partition: u32,
+        process: i64,
+        code: String,
+        level: String,
+        action: String,
+        /// Why: "detected", "injected", or how the partition program ended.
+        source: String,
+    },
     /// Events a partition produced faster than the module could drain them.
     EventsDropped {
         t: i64,
@@ -175,6 +189,7 @@ impl Event {
             | Event::ScheduleChange { t, .. }
             | Event::PartitionExit { t, .. }
             | Event::PartitionRestart { t, .. }
+            | Event::HmEvent { t, .. }
             | Event::EventsDropped { t, .. }
             | Event::ModuleStop { t, .. } => *t,
         }
