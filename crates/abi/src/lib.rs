@@ -398,7 +398,6 @@ impl<T: Copy, const N: usize> Ring<T, N> {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     extern crate std;

@@ -30,6 +30,7 @@
 mod body;
 mod control;
 mod critical;
+mod faults;
 pub mod ffi;
 mod hm;
 mod monitor;
@@ -46,7 +47,9 @@ mod trace;
 pub mod types;
 
 pub use control::{delayed_start, lock_preemption, resume, set_priority, start, stop, stop_self, suspend, suspend_self, unlock_preemption};
-pub use hm::{raise_application_error, report_application_message};
+pub use hm::{
+    ErrorStatus, configure_error_handler, create_error_handler, get_error_status, raise_application_error, report_application_message,
+};
 pub use names::Name;
 pub use partition::{get_partition_status, set_partition_mode};
 pub use process::{

@@ -443,7 +443,12 @@ impl<'a> Lifecycle<'a> {
             Action::WarmStart => self.restart(i, mode::WARM_START, start_condition::HM_PARTITION_RESTART),
             Action::ColdStart => self.restart(i, mode::COLD_START, start_condition::HM_PARTITION_RESTART),
             Action::Shutdown => {
-                let _ = writeln!(self.console, "partita: the health monitor shuts the module down ({} in partition {})", code_name(code), self.launches[i].name);
+                let _ = writeln!(
+                    self.console,
+                    "partita: the health monitor shuts the module down ({} in partition {})",
+                    code_name(code),
+                    self.launches[i].name
+                );
                 self.state.module_fault.store(true, Ordering::Release);
                 self.state.stop.store(true, Ordering::Release);
             }

@@ -295,7 +295,14 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         f.flush().map_err(|e| format!("cannot write the trace: {e}"))?;
     }
     drop(cgroups);
-    Ok(RunReport { frames, events: sink.events, mechanism, capabilities: caps, interrupted: interrupted.load(Ordering::Relaxed), module_fault })
+    Ok(RunReport {
+        frames,
+        events: sink.events,
+        mechanism,
+        capabilities: caps,
+        interrupted: interrupted.load(Ordering::Relaxed),
+        module_fault,
+    })
 }
 
 fn module_start(state: &RunState, config_path: &Path, mechanism: &str) -> Event {
