@@ -27,6 +27,18 @@ unsafe extern "C" {
 const TO_HANDLER: u32 = 1;
 const INJECTED: u32 = 2;
 
+/// ERROR_CODE_TYPE names, by value.
+const CODE_NAMES: [&str; 8] = [
+    "DEADLINE_MISSED",
+    "APPLICATION_ERROR",
+    "NUMERIC_ERROR",
+    "ILLEGAL_REQUEST",
+    "STACK_OVERFLOW",
+    "MEMORY_VIOLATION",
+    "HARDWARE_FAULT",
+    "POWER_FAILURE",
+];
+
 /// Errors waiting for the error handler (GET_ERROR_STATUS takes the oldest).
 const PENDING: usize = 32;
 
@@ -139,8 +151,12 @@ pub fn error_detected(code: u32, failed: Option<usize>, message: &[u8], address:
     if rt.standalone {
         if routed == Routed::Module {
             let mut l = Line::new();
-            l.str("partita-apex: health monitor: error ").int(code as i64).str(" (process ").int(failed_id as i64);
-            l.str("); standalone, no module acts on it: ").bytes(message).str("\n");
+            l.str("partita-apex: health monitor: ").str(CODE_NAMES.get(code as usize).copied().unwrap_or("UNKNOWN")).str(" by ");
+            match failed {
+                Some(_) => l.str("process ").int(failed_id as i64),
+                None => l.str("the initialization process"),
+            };
+            l.str(": ").bytes(message).str(" (standalone: no module acts on it)\n");
             sys::write_all(2, l.as_bytes());
         }
     } else {
