@@ -59,7 +59,7 @@ pub fn prepare_thread() {
     }
 }
 
-extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
+extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
     let info = unsafe { &*info };
     // SAFETY: si_addr is valid for the fault signals handled here.
@@ -74,12 +74,31 @@ extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, _ctx: *mut libc::c_
     let me = process::current_index();
     hm::error_detected(code, me, message, if sig == libc::SIGSYS { 0 } else { addr }, false);
     if sig == libc::SIGSYS {
-        return; // the call failed with ENOSYS; the caller goes on
+        fail_with_enosys(ctx);
+        return; // the caller goes on
     }
     match me {
         // SAFETY of the jump (inside stop_after_fault): outside the runtime's critical sections
         // the faulting frames hold no runtime lock.
         Some(i) if !critical::in_critical() => body::stop_after_fault(i),
         _ => crate::partition::park_forever(),
+    }
+}
+
+/// Makes the trapped system call return -ENOSYS (the kernel leaves the return register as it
+/// was: the call number).
+fn fail_with_enosys(ctx: *mut libc::c_void) {
+    let uc = ctx as *mut libc::ucontext_t;
+    // SAFETY: for an SA_SIGINFO handler, `ctx` is the interrupted thread's ucontext, which the
+    // kernel restores on return; only the return-value register is changed.
+    unsafe {
+        #[cfg(target_arch = "x86_64")]
+        {
+            (*uc).uc_mcontext.gregs[libc::REG_RAX as usize] = -(libc::ENOSYS as i64);
+        }
+        #[cfg(target_arch = "aarch64")]
+        {
+            (*uc).uc_mcontext.regs[0] = (-(libc::ENOSYS as i64)) as u64;
+        }
     }
 }

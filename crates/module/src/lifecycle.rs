@@ -107,6 +107,8 @@ pub struct Lifecycle<'a> {
     hm: HmTables,
     /// Pending injections, latest first.
     injections: Vec<Injection>,
+    /// Per partition: an HM action waiting for the partition's next window (see `act_pending`).
+    pending: Vec<Option<Action>>,
 }
 
 fn cvt(r: i32) -> io::Result<i32> {
@@ -162,7 +164,8 @@ impl<'a> Lifecycle<'a> {
                 })
             })
             .collect::<io::Result<Vec<_>>>()?;
-        let lc = Lifecycle { state, launches, live, epoll, wake, sink, console, hm, injections };
+        let pending = vec![None; launches.len()];
+        let lc = Lifecycle { state, launches, live, epoll, wake, sink, console, hm, injections, pending };
         lc.watch(lc.wake.as_raw_fd(), WAKE)?;
         for (i, l) in lc.launches.iter().enumerate() {
             lc.watch(l.doorbell.as_raw_fd(), i as u64 * KINDS + DOORBELL)?;
@@ -262,6 +265,7 @@ impl<'a> Lifecycle<'a> {
             for i in 0..self.launches.len() {
                 self.drain_hm(i);
             }
+            self.act_pending();
             self.drain();
             if quit {
                 break;
@@ -353,8 +357,12 @@ impl<'a> Lifecycle<'a> {
         self.module_error(i, 0, state, code_of_exit(signal), true, &format!("program {reason}"));
     }
 
-    /// How long the thread may wait: until the next injection, at most [`DRAIN_MS`].
+    /// How long the thread may wait: until the next injection, at most [`DRAIN_MS`]; 1 ms
+    /// while an HM action waits for a window.
     fn timeout_ms(&self) -> i32 {
+        if self.pending.iter().any(Option::is_some) {
+            return 1;
+        }
         match self.injections.last() {
             Some(j) => {
                 let left = j.at_ns - self.state.rel(crate::backend::rt::now_ns());
@@ -439,9 +447,7 @@ impl<'a> Lifecycle<'a> {
         });
         match d.action {
             Action::Ignore | Action::ErrorHandler => {}
-            Action::Idle => self.idle(i),
-            Action::WarmStart => self.restart(i, mode::WARM_START, start_condition::HM_PARTITION_RESTART),
-            Action::ColdStart => self.restart(i, mode::COLD_START, start_condition::HM_PARTITION_RESTART),
+            Action::Idle | Action::WarmStart | Action::ColdStart => self.defer(i, d.action),
             Action::Shutdown => {
                 let _ = writeln!(
                     self.console,
@@ -454,8 +460,50 @@ impl<'a> Lifecycle<'a> {
             }
             Action::Reset => {
                 for p in 0..self.launches.len() {
-                    self.restart(p, mode::COLD_START, start_condition::HM_MODULE_RESTART);
+                    self.defer(p, Action::Reset);
                 }
+            }
+        }
+    }
+
+    /// Queues an action on partition `i`'s program. It is carried out inside the partition's
+    /// next window: a program is killed and started again while its cgroup is thawed (a frozen
+    /// program cannot die nor start), and the other partitions' windows are not touched. A
+    /// partition that is not running gets its windows back so that it can be started in them.
+    fn defer(&mut self, i: usize, action: Action) {
+        // A stronger action replaces a weaker one (a restart over IDLE, a RESET over both).
+        let rank = |a: Option<Action>| match a {
+            None => 0,
+            Some(Action::Idle) => 1,
+            Some(Action::WarmStart) => 2,
+            Some(Action::ColdStart) => 3,
+            Some(_) => 4,
+        };
+        if rank(Some(action)) < rank(self.pending[i]) {
+            return;
+        }
+        self.pending[i] = Some(action);
+        let run = &self.state.partitions[i];
+        if action != Action::Idle && run.state.load(Ordering::Acquire) != partition_state::ACTIVE {
+            run.state.store(partition_state::ACTIVE, Ordering::Release);
+        }
+    }
+
+    /// Carries out the queued actions of partitions whose window is open now.
+    fn act_pending(&mut self) {
+        for i in 0..self.pending.len() {
+            let Some(action) = self.pending[i] else { continue };
+            let run = &self.state.partitions[i];
+            let idle_now = action == Action::Idle && run.state.load(Ordering::Acquire) != partition_state::ACTIVE;
+            if run.active_cores.load(Ordering::Acquire) == 0 && !idle_now {
+                continue;
+            }
+            self.pending[i] = None;
+            match action {
+                Action::Idle => self.idle(i),
+                Action::WarmStart => self.restart(i, mode::WARM_START, start_condition::HM_PARTITION_RESTART),
+                Action::ColdStart => self.restart(i, mode::COLD_START, start_condition::HM_PARTITION_RESTART),
+                _ => self.restart(i, mode::COLD_START, start_condition::HM_MODULE_RESTART),
             }
         }
     }
