@@ -2,13 +2,14 @@
  * APPLICATION_ERROR process level): return codes of CREATE_ERROR_HANDLER, GET_ERROR_STATUS and
  * CONFIGURE_ERROR_HANDLER, the handler receiving a raised application error with its message,
  * and a process that divides by zero (NUMERIC_ERROR, partition level by default: not for the
- * handler; the faulty process becomes DORMANT and the partition goes on). */
+ * handler; the faulty process becomes DORMANT and the partition goes on), and a missed deadline
+ * (process level: the handler's). */
 #include "check.h"
 #include <signal.h>
 
 static atomic_int handled;
 static ERROR_STATUS_TYPE seen;
-static PROCESS_ID_TYPE raiser_id, divider_id;
+static PROCESS_ID_TYPE raiser_id, divider_id, late_id;
 static volatile int zero, hundred = 100;
 
 static void handler(void)
@@ -64,6 +65,13 @@ static void raiser(void)
     GET_PROCESS_STATUS(divider_id, &ps, &rc);
     check_eq("a process that divided by zero is DORMANT", ps.PROCESS_STATE, DORMANT);
     check_eq("NUMERIC_ERROR is not the handler's (partition level)", atomic_load(&handled), 2);
+    /* A missed deadline is process level: the handler gets it. */
+    START(late_id, &rc);
+    for (int i = 0; i < 1000 && atomic_load(&handled) < 3; i++)
+        TIMED_WAIT(1 * MS, &rc);
+    check_eq("the handler got the missed deadline", atomic_load(&handled), 3);
+    check_eq("its code", seen.ERROR_CODE, DEADLINE_MISSED);
+    check_eq("the late process", seen.FAILED_PROCESS_ID, late_id);
     finish();
 }
 
@@ -71,6 +79,14 @@ static void divider(void)
 {
     printf("divider: %d\n", hundred / zero);
     printf("FAIL the divider went on after its fault\n");
+}
+
+static void late(void)
+{
+    SYSTEM_TIME_TYPE start = now();
+    while (now() - start < 10 * MS)
+        ;
+    STOP_SELF();
 }
 
 int main(void)
@@ -92,6 +108,7 @@ int main(void)
     check_eq("CONFIGURE_ERROR_HANDLER", rc, NO_ERROR);
     raiser_id = create("RAISER", raiser, 10, INFINITE_TIME_VALUE, INFINITE_TIME_VALUE);
     divider_id = create("DIVIDER", divider, 20, INFINITE_TIME_VALUE, INFINITE_TIME_VALUE);
+    late_id = create("LATE", late, 5, INFINITE_TIME_VALUE, 1 * MS);
     START(raiser_id, &rc);
     SET_PARTITION_MODE(NORMAL, &rc);
     return 3;
