@@ -230,6 +230,29 @@ mod tests {
     }
 
     #[test]
+    fn hm_events_read_back_and_count_in_the_summary() {
+        let e = Event::HmEvent {
+            t: 7,
+            partition: 3,
+            process: 2,
+            code: "MEMORY_VIOLATION".into(),
+            level: "PARTITION".into(),
+            action: "COLD_START".into(),
+            source: "detected".into(),
+        };
+        let mut buf = Vec::new();
+        e.write_line(&mut buf).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        assert!(text.starts_with("{\"ev\":\"hm_event\",\"t\":7,\"partition\":3,\"process\":2,\"code\":\"MEMORY_VIOLATION\""), "{text}");
+        let events = read_trace(text.as_bytes()).unwrap();
+        assert_eq!(events, vec![e]);
+        let s = crate::summary::summarize(&events);
+        assert_eq!(s.hm_events.len(), 1);
+        assert_eq!(s.partitions.iter().find(|p| p.id == 3).map(|p| p.hm_events), Some(1));
+        assert!(s.to_string().contains("partition 3 process 2: MEMORY_VIOLATION (PARTITION, detected) -> COLD_START"), "{s}");
+    }
+
+    #[test]
     fn malformed_lines_are_reported_by_number() {
         let err = read_trace("{\"ev\":\"module_stop\",\"t\":5,\"frames\":1,\"reason\":\"x\"}\n{oops}\n".as_bytes()).unwrap_err();
         assert!(err.starts_with("line 2:"), "{err}");
