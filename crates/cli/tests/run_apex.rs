@@ -3,6 +3,7 @@
 //! 2 cores), the trace shows no overlap, and restart semantics hold. Needs root (skipped with
 //! a message otherwise; a failure with CI=true).
 
+mod machine;
 mod partitions;
 
 use partita_trace::Event;

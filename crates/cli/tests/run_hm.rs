@@ -3,6 +3,7 @@
 //! restarts with HM_PARTITION_RESTART / HM_MODULE_RESTART, SHUTDOWN's exit status, and
 //! `--inject`. Needs root (skipped with a message otherwise; a failure with CI=true).
 
+mod machine;
 mod partitions;
 
 use partita_trace::Event;

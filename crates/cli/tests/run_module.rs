@@ -4,6 +4,8 @@
 //! Needs root (cgroups, real-time priorities): skipped with a message otherwise, except with
 //! CI=true, where a missing capability fails the test.
 
+mod machine;
+
 use assert_cmd::Command;
 use partita_trace::summary::summarize;
 use partita_trace::{Event, read_trace};
@@ -56,6 +58,7 @@ struct Outcome {
 
 fn run(config: &Path, frames: u32) -> Outcome {
     let trace = config.with_extension("trace");
+    let _machine = machine::machine_lock();
     let out = Command::new(assert_cmd::cargo::cargo_bin!("partita"))
         .args(["run", config.to_str().unwrap(), "--frames", &frames.to_string(), "--trace", trace.to_str().unwrap()])
         .timeout(std::time::Duration::from_secs(60))
@@ -164,6 +167,7 @@ fn ctrl_c_stops_everything_and_leaves_nothing_behind() {
     let marker = format!("partita-test-marker-{}", std::process::id());
     let busy = format!("while :; do :; done # {marker}");
     let config = module(dir.path(), &[("A", &busy), ("B", &busy), ("C", &busy)]);
+    let _machine = machine::machine_lock();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("partita"))
         .args(["run", config.to_str().unwrap(), "--duration", "60s"])
         .stdout(std::process::Stdio::piped())
@@ -210,6 +214,7 @@ fn partitions_die_with_a_killed_module() {
     let marker = format!("partita-orphan-marker-{}", std::process::id());
     let busy = format!("while :; do :; done # {marker}");
     let config = module(dir.path(), &[("A", &busy), ("B", &busy)]);
+    let _machine = machine::machine_lock();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("partita"))
         .args(["run", config.to_str().unwrap(), "--duration", "60s"])
         .stdout(std::process::Stdio::null())

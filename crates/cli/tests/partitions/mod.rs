@@ -74,6 +74,7 @@ pub struct Ran {
 /// Runs `config` for `frames` major frames with more arguments (e.g. --inject).
 pub fn run_with(config: &Path, frames: u32, extra: &[&str]) -> Ran {
     let dir = config.parent().unwrap();
+    let _machine = crate::machine::machine_lock();
     let trace = dir.join("run.trace");
     let out = Command::new(assert_cmd::cargo::cargo_bin!("partita"))
         .args(["run", config.to_str().unwrap(), "--frames", &frames.to_string(), "--trace", trace.to_str().unwrap(), "--logs"])
