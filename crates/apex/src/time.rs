@@ -60,12 +60,13 @@ pub fn note_dispatch(rt: &Runtime, _slot: &ProcessSlot, id: ProcessId) {
     rt.trace(event::PROCESS_DISPATCH, id as i64, probe.planned_ns.load(Ordering::Acquire) - rt.epoch_ns);
 }
 
-/// TIMED_WAIT. A delay of 0 yields the processor to processes of the same priority.
+/// TIMED_WAIT. A delay of 0 yields the processor to processes of the same priority. INVALID_MODE
+/// with preemption locked or in the error handler (neither may wait).
 pub fn timed_wait(delay: SystemTime) -> ApexResult<()> {
     let rt = rt();
     let me = process::current(rt);
-    if let Some((_, s)) = me
-        && s.lock_level.load(Ordering::Acquire) > 0
+    if let Some((i, s)) = me
+        && (s.lock_level.load(Ordering::Acquire) > 0 || crate::hm::handler_index() == Some(i))
     {
         return Err(ErrorReturnCode::InvalidMode);
     }

@@ -131,7 +131,8 @@ fn check_time_out(time_out: SystemTime) -> ApexResult<()> {
 }
 
 /// Blocks the caller in `q` for a resource that is not available, per the standard: TIME_OUT 0
-/// is NOT_AVAILABLE; a caller that may not wait (preemption locked, or not a process) gets
+/// is NOT_AVAILABLE; a caller that may not wait (preemption locked, the error handler, or not a
+/// process) gets
 /// INVALID_MODE; a finite TIME_OUT ends in TIMED_OUT. `offer` leaves the hand-off data in the
 /// caller's wait record first. Ok(()) once a waker satisfied the request.
 fn wait_for(c: Critical<'_>, rt: &Runtime, q: &WaitQueue, time_out: SystemTime, offer: Option<(*mut u8, i64)>) -> ApexResult<usize> {
@@ -139,7 +140,7 @@ fn wait_for(c: Critical<'_>, rt: &Runtime, q: &WaitQueue, time_out: SystemTime, 
         return Err(ErrorReturnCode::NotAvailable);
     }
     let (index, slot) = process::current(rt).ok_or(ErrorReturnCode::InvalidMode)?;
-    if slot.lock_level.load(Ordering::Acquire) > 0 {
+    if slot.lock_level.load(Ordering::Acquire) > 0 || crate::hm::handler_index() == Some(index) {
         return Err(ErrorReturnCode::InvalidMode);
     }
     let deadline = match time_out {

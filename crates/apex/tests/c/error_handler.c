@@ -10,6 +10,7 @@
 static atomic_int handled;
 static ERROR_STATUS_TYPE seen;
 static PROCESS_ID_TYPE raiser_id, divider_id, late_id;
+static SEMAPHORE_ID_TYPE sem_id;
 static volatile int zero, hundred = 100;
 
 static void handler(void)
@@ -25,6 +26,13 @@ static void handler(void)
         atomic_fetch_add(&handled, 1);
     }
     check_eq("GET_ERROR_STATUS with no error pending is NO_ACTION", rc, NO_ACTION);
+    /* The error handler may not wait: a TIME_OUT other than 0 is INVALID_MODE. */
+    WAIT_SEMAPHORE(sem_id, 5 * MS, &rc);
+    check_eq("WAIT_SEMAPHORE with a time-out in the error handler is INVALID_MODE", rc, INVALID_MODE);
+    WAIT_SEMAPHORE(sem_id, 0, &rc);
+    check_eq("WAIT_SEMAPHORE with TIME_OUT 0 in the error handler is NOT_AVAILABLE", rc, NOT_AVAILABLE);
+    TIMED_WAIT(1 * MS, &rc);
+    check_eq("TIMED_WAIT in the error handler is INVALID_MODE", rc, INVALID_MODE);
     STOP_SELF();
 }
 
@@ -106,6 +114,8 @@ int main(void)
     check_eq("CONFIGURE_ERROR_HANDLER on a core outside the partition is INVALID_CONFIG", rc, INVALID_CONFIG);
     CONFIGURE_ERROR_HANDLER(PROCESSES_SCHEDULED, 0, &rc);
     check_eq("CONFIGURE_ERROR_HANDLER", rc, NO_ERROR);
+    CREATE_SEMAPHORE("EMPTY", 0, 1, FIFO, &sem_id, &rc);
+    check_eq("CREATE_SEMAPHORE", rc, NO_ERROR);
     raiser_id = create("RAISER", raiser, 10, INFINITE_TIME_VALUE, INFINITE_TIME_VALUE);
     divider_id = create("DIVIDER", divider, 20, INFINITE_TIME_VALUE, INFINITE_TIME_VALUE);
     late_id = create("LATE", late, 5, INFINITE_TIME_VALUE, 1 * MS);
