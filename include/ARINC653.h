@@ -42,11 +42,10 @@
  *                     READ_SAMPLING_MESSAGE_CONDITIONAL
  *    queuing ports    CREATE_QUEUING_PORT, SEND_QUEUING_MESSAGE, RECEIVE_QUEUING_MESSAGE,
  *                     GET_QUEUING_PORT_ID, GET_QUEUING_PORT_STATUS, CLEAR_QUEUING_PORT
- *    error handler    CREATE_ERROR_HANDLER, GET_ERROR_STATUS, CONFIGURE_ERROR_HANDLER
  * Implemented: process, time, partition and module schedule services; buffers, blackboards,
  * semaphores, events and mutexes (MUTEX_PRIORITY is a priority ceiling; a process owns at most
- * one mutex, the preemption lock counting as one); REPORT_APPLICATION_MESSAGE
- * and RAISE_APPLICATION_ERROR (which for now prints the error on stderr and returns NO_ERROR).
+ * one mutex, the preemption lock counting as one); health monitoring (error handler,
+ * RAISE_APPLICATION_ERROR, REPORT_APPLICATION_MESSAGE; see docs/health-monitor.md).
  */
 #ifndef PARTITA_ARINC653_H
 #define PARTITA_ARINC653_H
@@ -446,11 +445,21 @@ typedef struct {
 
 /* Implemented: writes the message as one line on standard output (LENGTH 0..128). */
 extern void REPORT_APPLICATION_MESSAGE(const void *MESSAGE_ADDR, MESSAGE_SIZE_TYPE LENGTH, RETURN_CODE_TYPE *RETURN_CODE);
-/* Implemented for now as: print on standard error, return NO_ERROR (ERROR_CODE must be
- * APPLICATION_ERROR, LENGTH 0..128, else INVALID_PARAM). */
+/* Raises APPLICATION_ERROR (any other ERROR_CODE, or LENGTH outside 0..128: INVALID_PARAM):
+ * to the error handler when the System_HM_Table makes it PROCESS level and the partition has
+ * one (not when the caller is the error handler), else to the module's HM tables. */
 extern void RAISE_APPLICATION_ERROR(ERROR_CODE_TYPE ERROR_CODE, const void *MESSAGE_ADDR, ERROR_MESSAGE_SIZE_TYPE LENGTH,
                                     RETURN_CODE_TYPE *RETURN_CODE);
-/* Declared only. */
+/* The error handler is a process above all others, released by the runtime when a
+ * PROCESS-level error arrives (its entry point ends by returning or STOP_SELF). Detected errors:
+ * DEADLINE_MISSED, APPLICATION_ERROR, NUMERIC_ERROR (SIGFPE), MEMORY_VIOLATION (SIGSEGV, SIGBUS),
+ * STACK_OVERFLOW (a fault in the guard area below a process stack), ILLEGAL_REQUEST (a system
+ * call the module forbids; it fails with ENOSYS). A process that faulted becomes DORMANT.
+ * CREATE_ERROR_HANDLER: INVALID_MODE in NORMAL, NO_ACTION if one exists, INVALID_PARAM for a
+ * stack above 64 MiB, INVALID_CONFIG when no process can be created.
+ * GET_ERROR_STATUS: INVALID_CONFIG outside the error handler, NO_ACTION when no error waits.
+ * CONFIGURE_ERROR_HANDLER: INVALID_CONFIG without handler or for a core outside the partition,
+ * INVALID_MODE in NORMAL, INVALID_PARAM for an unknown concurrency control. */
 extern void CREATE_ERROR_HANDLER(SYSTEM_ADDRESS_TYPE ENTRY_POINT, STACK_SIZE_TYPE STACK_SIZE, RETURN_CODE_TYPE *RETURN_CODE);
 extern void GET_ERROR_STATUS(ERROR_STATUS_TYPE *ERROR_STATUS, RETURN_CODE_TYPE *RETURN_CODE);
 extern void CONFIGURE_ERROR_HANDLER(ERROR_HANDLER_CONCURRENCY_CONTROL_TYPE CONCURRENCY_CONTROL,

@@ -23,7 +23,7 @@ use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 /// `b"PARTITA1"` read as a little-endian u64.
 pub const ABI_MAGIC: u64 = u64::from_le_bytes(*b"PARTITA1");
-pub const ABI_VERSION: u32 = 1;
+pub const ABI_VERSION: u32 = 2;
 
 /// File descriptor of the control block memfd in a partition program.
 pub const CONTROL_FD: i32 = 3;
@@ -36,6 +36,8 @@ pub const MAX_CORES: usize = 16;
 pub const MAX_SCHEDULES: usize = 8;
 pub const NAME_LEN: usize = 32;
 pub const TRACE_CAPACITY: usize = 4096;
+/// Room for errors a partition reports to the health monitor before the module drains them.
+pub const HM_CAPACITY: usize = 64;
 
 /// ARINC 653 operating modes, with the standard's values.
 pub mod mode {
@@ -51,6 +53,27 @@ pub mod start_condition {
     pub const PARTITION_RESTART: u32 = 1;
     pub const HM_MODULE_RESTART: u32 = 2;
     pub const HM_PARTITION_RESTART: u32 = 3;
+}
+
+/// ARINC 653 ERROR_CODE_TYPE values (as in ARINC653.h).
+pub mod error_code {
+    pub const DEADLINE_MISSED: u32 = 0;
+    pub const APPLICATION_ERROR: u32 = 1;
+    pub const NUMERIC_ERROR: u32 = 2;
+    pub const ILLEGAL_REQUEST: u32 = 3;
+    pub const STACK_OVERFLOW: u32 = 4;
+    pub const MEMORY_VIOLATION: u32 = 5;
+    pub const HARDWARE_FAULT: u32 = 6;
+    pub const POWER_FAILURE: u32 = 7;
+    pub const COUNT: u32 = 8;
+}
+
+/// Partita's system states, the `SystemState` values of the HM tables.
+pub mod system_state {
+    /// The partition is initializing (COLD_START / WARM_START: its initialization process).
+    pub const PARTITION_INIT: u32 = 1;
+    /// The partition is in NORMAL mode (its processes, or its error handler).
+    pub const PARTITION_EXECUTION: u32 = 2;
 }
 
 /// A fixed-size, NUL-padded name.
@@ -101,6 +124,7 @@ pub struct ControlBlock {
     pub request: Request,
     pub probes: [CoreProbe; MAX_CORES],
     pub trace: TraceRing,
+    pub hm: HmBlock,
 }
 
 /// What the module says about the partition; the runtime also writes `operating_mode` when it
@@ -216,6 +240,37 @@ pub mod request {
     pub const SET_MODULE_SCHEDULE: u32 = 2;
 }
 
+/// The health monitor's part of the control block.
+#[repr(C)]
+pub struct HmBlock {
+    /// Bit `c` set: error code `c` is PROCESS level in PARTITION_EXECUTION (from the
+    /// System_HM_Table, written by the module before start). The runtime gives those to the
+    /// partition's error handler when it has one; everything else goes to the module.
+    pub process_level: AtomicU32,
+    /// Bit `c` set: an injected error `c` (`partita run --inject`) of PROCESS level, which the
+    /// runtime takes (swap to 0) at its next window start and handles as if it detected it.
+    pub injected: AtomicU32,
+    /// Errors the partition reports to the module (it rings the doorbell after each).
+    pub reports: Ring<HmReport, HM_CAPACITY>,
+}
+
+/// One error a partition detected.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct HmReport {
+    /// ns since the module epoch.
+    pub t_ns: i64,
+    /// [`error_code`] value.
+    pub code: u32,
+    /// Failed process id; 0 = the initialization process or no process.
+    pub process: i32,
+    /// [`system_state`] value.
+    pub state: u32,
+    /// 1: the runtime gave it to the partition's error handler (reported for the trace only);
+    /// 0: the module decides (level and action from its tables).
+    pub to_handler: u32,
+}
+
 /// Per-core window-start probe (see the crate documentation).
 #[repr(C)]
 pub struct CoreProbe {
@@ -264,28 +319,34 @@ pub struct TraceEvent {
 }
 
 #[repr(C)]
-pub struct TraceSlot {
+pub struct Slot<T> {
     seq: AtomicU64,
-    event: UnsafeCell<TraceEvent>,
+    event: UnsafeCell<T>,
 }
 
-/// Bounded multi-producer (partition threads), single-consumer (module) ring. A full ring
-/// drops the event and counts it; it never blocks a partition.
+/// Bounded multi-producer (partition threads, signal handlers: lock-free), single-consumer
+/// (module) ring. A full ring drops the entry and counts it; it never blocks a partition.
 #[repr(C)]
-pub struct TraceRing {
+pub struct Ring<T, const N: usize> {
     head: AtomicU64,
     tail: AtomicU64,
     pub dropped: AtomicU64,
-    slots: [TraceSlot; TRACE_CAPACITY],
+    slots: [Slot<T>; N],
 }
 
-// SAFETY: slots are handed between threads through the per-slot sequence numbers (acquire /
-// release), so a slot's event is only accessed by the one thread that owns it at the time.
-unsafe impl Sync for TraceRing {}
+/// The partition-side trace events.
+pub type TraceRing = Ring<TraceEvent, TRACE_CAPACITY>;
 
-impl TraceRing {
+// SAFETY: slots are handed between threads through the per-slot sequence numbers (acquire /
+// release), so a slot's entry is only accessed by the one thread that owns it at the time.
+unsafe impl<T: Copy + Send, const N: usize> Sync for Ring<T, N> {}
+
+impl<T: Copy, const N: usize> Ring<T, N> {
+    const POWER_OF_TWO: () = assert!(N.is_power_of_two());
+
     /// Prepares a zeroed ring (the module does this once on a fresh control block).
     pub fn init(&self) {
+        let () = Self::POWER_OF_TWO;
         for (i, s) in self.slots.iter().enumerate() {
             s.seq.store(i as u64, Ordering::Relaxed);
         }
@@ -295,8 +356,8 @@ impl TraceRing {
     }
 
     /// Producer side; false (and counted) when the ring is full.
-    pub fn push(&self, e: TraceEvent) -> bool {
-        let mask = TRACE_CAPACITY as u64 - 1;
+    pub fn push(&self, e: T) -> bool {
+        let mask = N as u64 - 1;
         let mut pos = self.head.load(Ordering::Relaxed);
         loop {
             let slot = &self.slots[(pos & mask) as usize];
@@ -322,22 +383,20 @@ impl TraceRing {
     }
 
     /// Consumer side (one thread only).
-    pub fn pop(&self) -> Option<TraceEvent> {
+    pub fn pop(&self) -> Option<T> {
         let pos = self.tail.load(Ordering::Relaxed);
-        let slot = &self.slots[(pos as usize) & (TRACE_CAPACITY - 1)];
+        let slot = &self.slots[(pos as usize) & (N - 1)];
         if slot.seq.load(Ordering::Acquire) != pos + 1 {
             return None;
         }
         // SAFETY: seq == pos + 1 means the producer finished writing and no producer touches
         // the slot until we hand it back with pos + CAPACITY.
         let e = unsafe { *slot.event.get() };
-        slot.seq.store(pos + TRACE_CAPACITY as u64, Ordering::Release);
+        slot.seq.store(pos + N as u64, Ordering::Release);
         self.tail.store(pos + 1, Ordering::Relaxed);
         Some(e)
     }
 }
-
-const _: () = assert!(TRACE_CAPACITY.is_power_of_two());
 
 #[cfg(test)]
 mod tests {

@@ -33,6 +33,7 @@ pub fn process_thread_start() -> StartRoutine {
 #[unsafe(no_mangle)]
 pub extern "C" fn partita_process_prepare(arg: *mut c_void) {
     signals::unblock();
+    crate::faults::prepare_thread();
     process::set_current(Some(arg as usize));
 }
 
@@ -54,6 +55,11 @@ fn run_once(rt: &Runtime, index: usize, slot: &ProcessSlot) {
     // them is seen below, because STOP marks DORMANT before counting the request).
     STOP_SEEN.with(|s| s.set(slot.stop_gen.load(Ordering::Acquire)));
     ack(slot);
+    // The error handler is released by errors, not by START: one that came while it was
+    // finishing releases it again.
+    if crate::hm::handler_index() == Some(index) && crate::hm::pending() {
+        slot.state.store(process::STARTED, Ordering::Release);
+    }
     loop {
         let w = slot.wake.load(Ordering::Acquire);
         if slot.state.load(Ordering::Acquire) != DORMANT {
@@ -115,6 +121,13 @@ pub fn stop_self() -> ! {
         // The initialization process has nothing to go back to: it stops for good.
         None => crate::partition::park_forever(),
     }
+}
+
+/// A process that faulted (signal handler): DORMANT, back to the top of its thread.
+pub fn stop_after_fault(index: usize) -> ! {
+    let rt = rt();
+    finish(rt, index, &rt.procs[index]);
+    jump()
 }
 
 fn jump() -> ! {

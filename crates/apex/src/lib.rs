@@ -32,6 +32,7 @@ mod a653rs_impl;
 mod body;
 mod control;
 mod critical;
+mod faults;
 pub mod ffi;
 mod hm;
 mod monitor;
@@ -55,7 +56,9 @@ pub use a653rs;
 #[cfg(feature = "a653rs")]
 pub use a653rs_impl::Partita;
 pub use control::{delayed_start, lock_preemption, resume, set_priority, start, stop, stop_self, suspend, suspend_self, unlock_preemption};
-pub use hm::{raise_application_error, report_application_message};
+pub use hm::{
+    ErrorStatus, configure_error_handler, create_error_handler, get_error_status, raise_application_error, report_application_message,
+};
 pub use names::Name;
 pub use objects::blackboard::{
     clear_blackboard, create_blackboard, display_blackboard, get_blackboard_id, get_blackboard_status, read_blackboard,

@@ -74,6 +74,7 @@ extern "C" fn probe_main(arg: *mut c_void) -> *mut c_void {
         if w != seen {
             probe.running_ns.store(sys::now_ns(), Ordering::Release);
             seen = w;
+            crate::hm::take_injected(rt);
         }
         if rt.cb.status.module_running.load(Ordering::Acquire) == 0 {
             // The module shut down: so does the partition.

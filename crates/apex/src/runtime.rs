@@ -5,7 +5,7 @@
 use crate::process::ProcessSlot;
 use crate::sys::{self, Futex};
 use crate::types::MAX_NUMBER_OF_PROCESSES;
-use crate::{critical, monitor, signals, trace};
+use crate::{critical, faults, monitor, signals, trace};
 use partita_abi::{self as abi, ControlBlock, ScheduleSnapshot};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::{Once, OnceLock};
@@ -107,6 +107,8 @@ impl Runtime {
 
     fn start_threads(&'static self) {
         signals::install();
+        faults::install();
+        faults::prepare_thread();
         monitor::start(self);
     }
 
@@ -305,6 +307,10 @@ fn standalone_block() -> &'static ControlBlock {
         duration_ns: period,
     });
     cb.trace.init();
+    cb.hm.reports.init();
+    // No module tables: the default levels (DEADLINE_MISSED and APPLICATION_ERROR are PROCESS
+    // level, see the module's `hm`) decide what the error handler gets.
+    cb.hm.process_level.store(1 << abi::error_code::DEADLINE_MISSED | 1 << abi::error_code::APPLICATION_ERROR, Ordering::Relaxed);
     eprintln!(
         "partita-apex: {} is not set: running standalone (partition period {} s, CPU {:?}); the partition owns the CPU all the time",
         abi::ENV_PARTITION,

@@ -6,6 +6,9 @@ use crate::runtime::Runtime;
 use crate::sys;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// Inaccessible area below each thread's stack.
+const GUARD_SIZE: usize = 64 << 10;
+
 pub type StartRoutine = extern "C" fn(*mut libc::c_void) -> *mut libc::c_void;
 
 static WARNED: AtomicBool = AtomicBool::new(false);
@@ -77,6 +80,9 @@ fn try_spawn(
         let page = 4096;
         let stack = stack.max(libc::PTHREAD_STACK_MIN).div_ceil(page) * page;
         libc::pthread_attr_setstacksize(&mut attr, stack);
+        // A guard area large enough that an overflowing frame lands in it, where the fault
+        // handler recognizes a STACK_OVERFLOW (`faults`).
+        libc::pthread_attr_setguardsize(&mut attr, GUARD_SIZE);
         if let Some(p) = prio {
             libc::pthread_attr_setinheritsched(&mut attr, libc::PTHREAD_EXPLICIT_SCHED);
             libc::pthread_attr_setschedpolicy(&mut attr, libc::SCHED_FIFO);

@@ -44,6 +44,7 @@ fn sleep_until_unmanaged(t: i64) {
 pub fn report_miss(rt: &Runtime, index: usize, slot: &ProcessSlot, deadline: i64) {
     if slot.reported_ns.swap(deadline, Ordering::AcqRel) != deadline {
         rt.trace(event::DEADLINE_MISSED, id_of(index) as i64, deadline - rt.epoch_ns);
+        crate::hm::error_detected(error_code::DEADLINE_MISSED, Some(index), b"deadline missed", 0, false);
     }
 }
 

@@ -20,7 +20,17 @@ fn return_codes_of_every_error_case() {
     let passed = r.stdout.lines().filter(|l| l.starts_with("PASS")).count();
     assert!(passed >= 140, "only {passed} checks ran:\n{}", r.stdout);
     assert!(r.stdout.contains("hello from the initialization process"), "REPORT_APPLICATION_MESSAGE line missing");
-    assert!(r.stderr.contains("RAISE_APPLICATION_ERROR(APPLICATION_ERROR) by the initialization process: raised"));
+    assert!(r.stderr.contains("health monitor: APPLICATION_ERROR by the initialization process: raised"), "{}", r.stderr);
+}
+
+#[test]
+fn error_handler_return_codes_and_routing() {
+    let _s = serial();
+    let r = run(&build("error_handler"), &[], &[]);
+    if realtime_ok(&r, "error_handler_return_codes_and_routing") {
+        assert_passed(&r, "error_handler");
+        assert!(r.stderr.contains("health monitor: NUMERIC_ERROR by process 3"), "{}", r.stderr);
+    }
 }
 
 #[test]

@@ -70,6 +70,7 @@ fn control_block(cpu: u32) -> (i32, &'static ControlBlock) {
         duration_ns: PERIOD / 2,
     });
     cb.trace.init();
+    cb.hm.reports.init();
     (fd, cb)
 }
 

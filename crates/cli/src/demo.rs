@@ -72,6 +72,7 @@ pub fn run(build_only: bool) -> ExitCode {
         frames: None,
         trace: Some(PathBuf::from("partita-demo.trace.jsonl")),
         logs: Some(PathBuf::from("partita-demo-logs")),
+        inject: Vec::new(),
         live_status: true,
     })
 }

@@ -65,6 +65,11 @@ enum Command {
         /// Keep each partition's output in DIR/NAME.log.
         #[arg(long, value_name = "DIR")]
         logs: Option<PathBuf>,
+        /// Raise ERROR_CODE (DEADLINE_MISSED, APPLICATION_ERROR, NUMERIC_ERROR, ILLEGAL_REQUEST,
+        /// STACK_OVERFLOW, MEMORY_VIOLATION, HARDWARE_FAULT, POWER_FAILURE) for PARTITION (its
+        /// name) at TIME after the module start (2s, 500ms), as if detected. Repeatable.
+        #[arg(long, value_name = "PARTITION:ERROR_CODE@TIME", value_parser = run::parse_inject)]
+        inject: Vec<partita_module::run::InjectSpec>,
     },
     /// Build the flight-control example's partitions and run it for 10 s with a live status.
     Demo {
@@ -97,8 +102,8 @@ fn main() -> ExitCode {
             schedule::synthesize(&file, output.as_deref().expect("clap requires --output"), json)
         }
         Command::Schedule { file, svg, json, .. } => schedule::run(&file, svg.as_deref(), json),
-        Command::Run { file, duration, frames, trace, logs } => {
-            run::run_module(run::RunArgs { file, duration, frames, trace, logs, live_status: false })
+        Command::Run { file, duration, frames, trace, logs, inject } => {
+            run::run_module(run::RunArgs { file, duration, frames, trace, logs, inject, live_status: false })
         }
         Command::Demo { build_only } => demo::run(build_only),
         Command::Trace { trace, perfetto, summary, json } => trace::run(&trace, perfetto.as_deref(), summary, json),

@@ -2,7 +2,8 @@
 
 use crate::check::{load, print_diagnostics};
 use crate::exit;
-use partita_module::run::{RunOptions, RunReport, run};
+use partita_module::hm::code_by_name;
+use partita_module::run::{InjectSpec, RunOptions, RunReport, run};
 use partita_module::run_state::RunState;
 use partita_trace::summary::summarize;
 use std::path::{Path, PathBuf};
@@ -31,12 +32,30 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(v * scale))
 }
 
+/// `PARTITION:ERROR_CODE@TIME`, e.g. `Faulty:MEMORY_VIOLATION@2s`.
+pub fn parse_inject(s: &str) -> Result<InjectSpec, String> {
+    let form = "expected PARTITION:ERROR_CODE@TIME, e.g. Faulty:MEMORY_VIOLATION@2s";
+    let (partition, rest) = s.rsplit_once(':').ok_or_else(|| format!("{s:?}: {form}"))?;
+    let (code, time) = rest.split_once('@').ok_or_else(|| format!("{s:?}: {form}"))?;
+    if partition.is_empty() {
+        return Err(format!("{s:?}: no partition name; {form}"));
+    }
+    let code = code_by_name(code.trim()).ok_or_else(|| {
+        format!(
+            "{s:?}: unknown error code {code:?} (one of DEADLINE_MISSED, APPLICATION_ERROR, NUMERIC_ERROR, ILLEGAL_REQUEST, STACK_OVERFLOW, MEMORY_VIOLATION, HARDWARE_FAULT, POWER_FAILURE)"
+        )
+    })?;
+    let at = parse_duration(time).map_err(|e| format!("{s:?}: bad time: {e}"))?;
+    Ok(InjectSpec { partition: partition.to_string(), code, at })
+}
+
 pub struct RunArgs {
     pub file: PathBuf,
     pub duration: Option<Duration>,
     pub frames: Option<u64>,
     pub trace: Option<PathBuf>,
     pub logs: Option<PathBuf>,
+    pub inject: Vec<InjectSpec>,
     pub live_status: bool,
 }
 
@@ -51,6 +70,11 @@ pub fn run_module(args: RunArgs) -> ExitCode {
         eprintln!("partita: {file} is not a valid configuration; nothing runs");
         return exit::invalid();
     };
+    if let Some(j) = args.inject.iter().find(|j| module.partition_by_name(&j.partition).is_none()) {
+        let names: Vec<&str> = module.partitions.iter().map(|p| p.name.value.as_str()).collect();
+        eprintln!("partita: --inject names partition {:?}, which {file} does not declare (partitions: {})", j.partition, names.join(", "));
+        return exit::usage();
+    }
     let on_tick: Option<partita_module::run::Tick> = if args.live_status { Some(Box::new(live_status)) } else { None };
     let opts = RunOptions {
         frames: args.frames,
@@ -59,10 +83,15 @@ pub fn run_module(args: RunArgs) -> ExitCode {
         log_dir: args.logs.clone(),
         early_wake: None,
         on_tick,
+        inject: args.inject,
     };
     match run(module, &args.file, opts) {
         Ok(report) => {
             print_report(&report, args.trace.as_deref(), args.logs.as_deref());
+            if report.module_fault {
+                eprintln!("partita: the health monitor shut the module down (module-level fault)");
+                return exit::invalid();
+            }
             exit::ok()
         }
         Err(e) => {
@@ -115,5 +144,17 @@ mod tests {
         assert!(parse_duration("-1s").is_err());
         assert!(parse_duration("abc").is_err());
         assert!(parse_duration("0").is_err());
+    }
+
+    #[test]
+    fn injections() {
+        let j = parse_inject("Faulty:MEMORY_VIOLATION@500ms").unwrap();
+        assert_eq!(j, InjectSpec { partition: "Faulty".into(), code: 5, at: Duration::from_millis(500) });
+        assert_eq!(parse_inject("A:B:POWER_FAILURE@2s").unwrap().partition, "A:B");
+        assert!(parse_inject("Faulty:SEGFAULT@1s").unwrap_err().contains("unknown error code"));
+        assert!(parse_inject("Faulty:MEMORY_VIOLATION").is_err());
+        assert!(parse_inject("MEMORY_VIOLATION@1s").is_err());
+        assert!(parse_inject(":MEMORY_VIOLATION@1s").is_err());
+        assert!(parse_inject("Faulty:MEMORY_VIOLATION@soon").unwrap_err().contains("bad time"));
     }
 }

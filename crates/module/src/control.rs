@@ -95,6 +95,7 @@ fn init(cb: &mut ControlBlock, plan: &Plan, p: &PlannedPartition, epoch_ns: i64)
     cb.status.operating_mode.store(mode::COLD_START, Ordering::Relaxed);
     cb.status.module_running.store(1, Ordering::Relaxed);
     cb.trace.init();
+    cb.hm.reports.init();
     let initial = &plan.schedules[plan.initial_schedule];
     let (period_ns, duration_ns) = initial.periods[me];
     cb.schedule.publish(&ScheduleSnapshot {

@@ -1,14 +1,18 @@
 //! The lifecycle thread: everything that happens between window boundaries. It waits (epoll)
 //! on the partitions' output pipes, doorbells (requests: restart, idle, schedule change),
 //! exec-status pipes and pidfds (a partition program ending), and every few milliseconds
-//! drains the scheduler and partition events into the trace.
+//! drains the scheduler and partition events into the trace. It also carries out the health
+//! monitor's actions (`hm` decides them) on errors the partitions report, programs that end,
+//! and errors injected with `partita run --inject`.
 
+use crate::backend::spawn::ExitStatus;
 use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SignalGate, SpawnSpec, StartState, frozen_to_stopped, spawn};
+use crate::hm::{Action, HmTables, code_name, code_of_exit, level_name};
 use crate::output::PartitionOutput;
 use crate::partition_events::{mode_name, start_condition_name, to_trace};
 use crate::process_gate::ProcessGate;
 use crate::run_state::{RunState, partition_state};
-use partita_abi::{mode, request, start_condition};
+use partita_abi::{HmReport, error_code, mode, request, start_condition, system_state};
 use partita_trace::Event;
 use std::ffi::OsString;
 use std::fs::File;
@@ -55,6 +59,20 @@ pub struct Launch {
     pub log: Option<PathBuf>,
 }
 
+/// An error to raise as if detected (`partita run --inject PARTITION:CODE@TIME`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Injection {
+    /// Index of the partition in the plan.
+    pub partition: usize,
+    pub code: u32,
+    /// ns since the module epoch.
+    pub at_ns: i64,
+}
+
+/// Bits of [`HmReport::to_handler`].
+const TO_HANDLER: u32 = 1;
+const INJECTED: u32 = 2;
+
 struct Live {
     process: Option<PartitionProcess>,
     stdout: Option<File>,
@@ -86,6 +104,11 @@ pub struct Lifecycle<'a> {
     pub wake: OwnedFd,
     sink: EventSink,
     console: Box<dyn Write + Send + 'a>,
+    hm: HmTables,
+    /// Pending injections, latest first.
+    injections: Vec<Injection>,
+    /// Per partition: an HM action waiting for the partition's next window (see `act_pending`).
+    pending: Vec<Option<Action>>,
 }
 
 fn cvt(r: i32) -> io::Result<i32> {
@@ -118,7 +141,10 @@ impl<'a> Lifecycle<'a> {
         launches: Vec<Launch>,
         sink: EventSink,
         console: Box<dyn Write + Send + 'a>,
+        hm: HmTables,
+        mut injections: Vec<Injection>,
     ) -> io::Result<Lifecycle<'a>> {
+        injections.sort_by_key(|j| std::cmp::Reverse(j.at_ns));
         // SAFETY: epoll_create1 with a valid flag; checked and owned below.
         let ep = cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) })?;
         // SAFETY: fresh descriptor.
@@ -138,7 +164,8 @@ impl<'a> Lifecycle<'a> {
                 })
             })
             .collect::<io::Result<Vec<_>>>()?;
-        let lc = Lifecycle { state, launches, live, epoll, wake, sink, console };
+        let pending = vec![None; launches.len()];
+        let lc = Lifecycle { state, launches, live, epoll, wake, sink, console, hm, injections, pending };
         lc.watch(lc.wake.as_raw_fd(), WAKE)?;
         for (i, l) in lc.launches.iter().enumerate() {
             lc.watch(l.doorbell.as_raw_fd(), i as u64 * KINDS + DOORBELL)?;
@@ -217,7 +244,7 @@ impl<'a> Lifecycle<'a> {
         let mut events = [libc::epoll_event { events: 0, u64: 0 }; 32];
         loop {
             // SAFETY: `events` is a valid buffer of 32 entries.
-            let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.as_mut_ptr(), events.len() as i32, DRAIN_MS) };
+            let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.as_mut_ptr(), events.len() as i32, self.timeout_ms()) };
             let mut quit = false;
             for ev in events.iter().take(n.max(0) as usize) {
                 let token = ev.u64;
@@ -234,6 +261,11 @@ impl<'a> Lifecycle<'a> {
                     _ => {}
                 }
             }
+            self.inject_due();
+            for i in 0..self.launches.len() {
+                self.drain_hm(i);
+            }
+            self.act_pending();
             self.drain();
             if quit {
                 break;
@@ -307,15 +339,173 @@ impl<'a> Lifecycle<'a> {
         if self.live[i].expected_exit {
             return;
         }
-        let reason = match status {
-            Ok(s) => s.to_string(),
-            Err(e) => format!("unknown ({e})"),
+        // Errors it reported before it ended come first.
+        self.drain_hm(i);
+        if self.live[i].process.is_some() {
+            return; // the health monitor already restarted it
+        }
+        let (reason, signal) = match &status {
+            Ok(s @ ExitStatus::Signaled(sig)) => (s.to_string(), Some(*sig)),
+            Ok(s) => (s.to_string(), None),
+            Err(e) => (format!("unknown ({e})"), None),
         };
-        let _ =
-            writeln!(self.console, "partita: partition {name} ended ({reason}); its windows stay idle, the other partitions keep theirs");
+        let _ = writeln!(self.console, "partita: partition {name} ended ({reason}); the health monitor decides what follows");
         self.state.partitions[i].state.store(partition_state::DEAD, Ordering::Release);
         let t = self.state.rel(crate::backend::rt::now_ns());
-        self.emit(Event::PartitionExit { t, partition: self.launches[i].id, reason });
+        self.emit(Event::PartitionExit { t, partition: self.launches[i].id, reason: reason.clone() });
+        let state = self.system_state(i);
+        self.module_error(i, 0, state, code_of_exit(signal), true, &format!("program {reason}"));
+    }
+
+    /// How long the thread may wait: until the next injection, at most [`DRAIN_MS`]; 1 ms
+    /// while an HM action waits for a window.
+    fn timeout_ms(&self) -> i32 {
+        if self.pending.iter().any(Option::is_some) {
+            return 1;
+        }
+        match self.injections.last() {
+            Some(j) => {
+                let left = j.at_ns - self.state.rel(crate::backend::rt::now_ns());
+                ((left.max(0) + 999_999) / 1_000_000).min(DRAIN_MS as i64) as i32
+            }
+            None => DRAIN_MS,
+        }
+    }
+
+    /// The HM system state of partition `i` now.
+    fn system_state(&self, i: usize) -> u32 {
+        let m = self.state.partitions[i].control.block().status.operating_mode.load(Ordering::Acquire);
+        if m == mode::NORMAL { system_state::PARTITION_EXECUTION } else { system_state::PARTITION_INIT }
+    }
+
+    /// Raises the injections that are due.
+    fn inject_due(&mut self) {
+        let now = self.state.rel(crate::backend::rt::now_ns());
+        while self.injections.last().is_some_and(|j| j.at_ns <= now) {
+            let Some(j) = self.injections.pop() else { break };
+            let (i, code) = (j.partition, j.code);
+            let state = self.system_state(i);
+            let running = self.live[i].process.is_some();
+            if running && state == system_state::PARTITION_EXECUTION && self.hm.is_process_level(state, code) {
+                // Its runtime takes it at its next window start: the error handler, if any.
+                let block = self.state.partitions[i].control.block();
+                block.hm.injected.fetch_or(1 << code, Ordering::AcqRel);
+            } else {
+                self.module_error(i, 0, state, code, !running, "injected");
+            }
+        }
+    }
+
+    /// Handles the errors partition `i` reported.
+    fn drain_hm(&mut self, i: usize) {
+        let generation = self.state.partitions[i].control.block().status.restarts.load(Ordering::Acquire);
+        loop {
+            let block = self.state.partitions[i].control.block();
+            // A restart re-initializes the ring: what the old program reported is done with.
+            if block.status.restarts.load(Ordering::Acquire) != generation {
+                return;
+            }
+            let Some(r) = block.hm.reports.pop() else { return };
+            self.report(i, r);
+        }
+    }
+
+    fn report(&mut self, i: usize, r: HmReport) {
+        if r.code >= error_code::COUNT {
+            return; // a misbehaving runtime: not trusted
+        }
+        let source = if r.to_handler & INJECTED != 0 { "injected" } else { "detected" };
+        if r.to_handler & TO_HANDLER != 0 {
+            self.emit(Event::HmEvent {
+                t: r.t_ns,
+                partition: self.launches[i].id,
+                process: r.process as i64,
+                code: code_name(r.code).into(),
+                level: "PROCESS".into(),
+                action: Action::ErrorHandler.as_str().into(),
+                source: source.into(),
+            });
+            return;
+        }
+        let state = if r.state == system_state::PARTITION_INIT { r.state } else { system_state::PARTITION_EXECUTION };
+        self.module_error(i, r.process, state, r.code, false, source);
+    }
+
+    /// Decides and carries out the action for an error of partition `i` (`process` 0: none).
+    fn module_error(&mut self, i: usize, process: i32, state: u32, code: u32, no_process: bool, source: &str) {
+        let id = self.launches[i].id;
+        let d = self.hm.decide(id, state, code, no_process);
+        let t = self.state.rel(crate::backend::rt::now_ns());
+        self.emit(Event::HmEvent {
+            t,
+            partition: id,
+            process: process as i64,
+            code: code_name(code).into(),
+            level: level_name(d.level).into(),
+            action: d.action.as_str().into(),
+            source: source.into(),
+        });
+        match d.action {
+            Action::Ignore | Action::ErrorHandler => {}
+            Action::Idle | Action::WarmStart | Action::ColdStart => self.defer(i, d.action),
+            Action::Shutdown => {
+                let _ = writeln!(
+                    self.console,
+                    "partita: the health monitor shuts the module down ({} in partition {})",
+                    code_name(code),
+                    self.launches[i].name
+                );
+                self.state.module_fault.store(true, Ordering::Release);
+                self.state.stop.store(true, Ordering::Release);
+            }
+            Action::Reset => {
+                for p in 0..self.launches.len() {
+                    self.defer(p, Action::Reset);
+                }
+            }
+        }
+    }
+
+    /// Queues an action on partition `i`'s program. It is carried out inside the partition's
+    /// next window: a program is killed and started again while its cgroup is thawed (a frozen
+    /// program cannot die nor start), and the other partitions' windows are not touched. A
+    /// partition that is not running gets its windows back so that it can be started in them.
+    fn defer(&mut self, i: usize, action: Action) {
+        // A stronger action replaces a weaker one (a restart over IDLE, a RESET over both).
+        let rank = |a: Option<Action>| match a {
+            None => 0,
+            Some(Action::Idle) => 1,
+            Some(Action::WarmStart) => 2,
+            Some(Action::ColdStart) => 3,
+            Some(_) => 4,
+        };
+        if rank(Some(action)) < rank(self.pending[i]) {
+            return;
+        }
+        self.pending[i] = Some(action);
+        let run = &self.state.partitions[i];
+        if action != Action::Idle && run.state.load(Ordering::Acquire) != partition_state::ACTIVE {
+            run.state.store(partition_state::ACTIVE, Ordering::Release);
+        }
+    }
+
+    /// Carries out the queued actions of partitions whose window is open now.
+    fn act_pending(&mut self) {
+        for i in 0..self.pending.len() {
+            let Some(action) = self.pending[i] else { continue };
+            let run = &self.state.partitions[i];
+            let idle_now = action == Action::Idle && run.state.load(Ordering::Acquire) != partition_state::ACTIVE;
+            if run.active_cores.load(Ordering::Acquire) == 0 && !idle_now {
+                continue;
+            }
+            self.pending[i] = None;
+            match action {
+                Action::Idle => self.idle(i),
+                Action::WarmStart => self.restart(i, mode::WARM_START, start_condition::HM_PARTITION_RESTART),
+                Action::ColdStart => self.restart(i, mode::COLD_START, start_condition::HM_PARTITION_RESTART),
+                _ => self.restart(i, mode::COLD_START, start_condition::HM_MODULE_RESTART),
+            }
+        }
     }
 
     fn handle_request(&mut self, i: usize) {
@@ -350,33 +540,46 @@ impl<'a> Lifecycle<'a> {
 
     /// SET_PARTITION_MODE(IDLE | COLD_START | WARM_START): stop the program; restart it or not.
     fn set_mode(&mut self, i: usize, new_mode: u32) {
+        match new_mode {
+            mode::IDLE => self.idle(i),
+            mode::COLD_START | mode::WARM_START => self.restart(i, new_mode, start_condition::PARTITION_RESTART),
+            other => eprintln!("partita: partition {} asked for mode {other}; ignored", self.launches[i].name),
+        }
+    }
+
+    /// Stops partition `i`'s program for good: IDLE mode, its windows pass unused.
+    fn idle(&mut self, i: usize) {
+        let block = self.state.partitions[i].control.block();
+        let from = block.status.operating_mode.load(Ordering::Acquire);
+        self.kill(i);
+        let t = self.state.rel(crate::backend::rt::now_ns());
+        self.emit(Event::ModeChange { t, partition: self.launches[i].id, from: mode_name(from).into(), to: mode_name(mode::IDLE).into() });
+        block.status.operating_mode.store(mode::IDLE, Ordering::Release);
+        self.state.partitions[i].state.store(partition_state::IDLE, Ordering::Release);
+    }
+
+    /// Starts partition `i`'s program again in `new_mode` (COLD_START or WARM_START).
+    fn restart(&mut self, i: usize, new_mode: u32, condition: u32) {
         let id = self.launches[i].id;
         let block = self.state.partitions[i].control.block();
         let from = block.status.operating_mode.load(Ordering::Acquire);
         self.kill(i);
         let t = self.state.rel(crate::backend::rt::now_ns());
         self.emit(Event::ModeChange { t, partition: id, from: mode_name(from).into(), to: mode_name(new_mode).into() });
-        match new_mode {
-            mode::IDLE => {
-                block.status.operating_mode.store(mode::IDLE, Ordering::Release);
-                self.state.partitions[i].state.store(partition_state::IDLE, Ordering::Release);
-            }
-            mode::COLD_START | mode::WARM_START => {
-                block.status.operating_mode.store(new_mode, Ordering::Release);
-                block.status.start_condition.store(start_condition::PARTITION_RESTART, Ordering::Release);
-                block.status.restarts.fetch_add(1, Ordering::AcqRel);
-                block.trace.init();
-                self.emit(Event::PartitionRestart {
-                    t,
-                    partition: id,
-                    mode: mode_name(new_mode).into(),
-                    start_condition: start_condition_name(start_condition::PARTITION_RESTART).into(),
-                });
-                if let Err(reason) = self.start(i) {
-                    self.fail(i, reason);
-                }
-            }
-            other => eprintln!("partita: partition {} asked for mode {other}; ignored", self.launches[i].name),
+        block.status.operating_mode.store(new_mode, Ordering::Release);
+        block.status.start_condition.store(condition, Ordering::Release);
+        block.status.restarts.fetch_add(1, Ordering::AcqRel);
+        block.trace.init();
+        block.hm.reports.init();
+        block.hm.injected.store(0, Ordering::Release);
+        self.emit(Event::PartitionRestart {
+            t,
+            partition: id,
+            mode: mode_name(new_mode).into(),
+            start_condition: start_condition_name(condition).into(),
+        });
+        if let Err(reason) = self.start(i) {
+            self.fail(i, reason);
         }
     }
 

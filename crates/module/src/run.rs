@@ -5,7 +5,8 @@ use crate::backend::rt::{self, SCHEDULER_PRIORITY};
 use crate::backend::{Capabilities, CgroupSystem, FreezerKind, RunCgroups, probe_capabilities};
 use crate::control::SharedControl;
 use crate::gate::PartitionGate;
-use crate::lifecycle::{EventSink, Launch, Lifecycle, doorbell};
+use crate::hm::HmTables;
+use crate::lifecycle::{EventSink, Injection, Launch, Lifecycle, doorbell};
 use crate::plan::Plan;
 use crate::process_gate::{CgroupGate, ProcessGate};
 use crate::run_state::{PartitionRun, RunState};
@@ -37,6 +38,17 @@ pub struct RunOptions {
     pub early_wake: Option<Duration>,
     /// Called about once a second while the module runs (live status).
     pub on_tick: Option<Tick>,
+    /// Errors to raise as if detected (`--inject`).
+    pub inject: Vec<InjectSpec>,
+}
+
+/// `--inject PARTITION:ERROR_CODE@TIME`: raise `code` (an ABI error code) for the partition
+/// named `partition` at `at` after the module epoch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InjectSpec {
+    pub partition: String,
+    pub code: u32,
+    pub at: Duration,
 }
 
 pub struct RunReport {
@@ -45,6 +57,8 @@ pub struct RunReport {
     pub mechanism: String,
     pub capabilities: Capabilities,
     pub interrupted: bool,
+    /// The health monitor shut the module down (module-level fault).
+    pub module_fault: bool,
 }
 
 /// The real clock of one scheduler thread: absolute CLOCK_MONOTONIC sleeps on a timerfd that
@@ -111,6 +125,16 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         return Err(format!("partition {} \"{}\" asks for the kvm backend, which is not implemented yet", p.id.value, p.name.value));
     }
     let plan = Plan::new(module);
+    let hm = HmTables::new(module);
+    let mut injections = Vec::new();
+    for j in &opts.inject {
+        let partition = plan
+            .partitions
+            .iter()
+            .position(|p| p.name == j.partition)
+            .ok_or_else(|| format!("--inject names partition {:?}, which the module does not run", j.partition))?;
+        injections.push(Injection { partition, code: j.code, at_ns: j.at.as_nanos().min(i64::MAX as u128) as i64 });
+    }
     let unsupported = plan.unsupported();
     if !unsupported.is_empty() {
         return Err(unsupported.join("\n"));
@@ -144,6 +168,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         let limit = (p.memory_bytes > 0).then_some(p.memory_bytes);
         let cgroup = Arc::new(cgroups.partition(&p.name, limit).map_err(|e| format!("partition {}: {e}", p.name))?);
         let control = SharedControl::create(&plan, i, epoch_ns).map_err(|e| format!("partition {}: control block: {e}", p.name))?;
+        control.block().hm.process_level.store(hm.process_level_mask(), Ordering::Release);
         let signals = Arc::new(ProcessGate::default());
         let gate: Arc<dyn PartitionGate> = if use_signals { signals.clone() } else { Arc::new(CgroupGate { cgroup: cgroup.clone() }) };
         runs.push(PartitionRun {
@@ -186,7 +211,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     };
     let mut sink = EventSink { file: trace_file, events: Vec::new() };
     sink.push(module_start(&state, config_path, &mechanism));
-    let mut lifecycle = Lifecycle::new(&state, launches, sink, Box::new(std::io::stdout())).map_err(|e| e.to_string())?;
+    let mut lifecycle = Lifecycle::new(&state, launches, sink, Box::new(std::io::stdout()), hm, injections).map_err(|e| e.to_string())?;
     for i in 0..state.partitions.len() {
         if let Err(reason) = lifecycle.start(i) {
             lifecycle.fail(i, reason);
@@ -257,13 +282,27 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     });
     let frames = state.frames.load(Ordering::Acquire);
     let mut sink = sink;
-    let reason = if interrupted.load(Ordering::Relaxed) { "interrupted" } else { "completed" };
+    let module_fault = state.module_fault.load(Ordering::Acquire);
+    let reason = if module_fault {
+        "health monitor shutdown"
+    } else if interrupted.load(Ordering::Relaxed) {
+        "interrupted"
+    } else {
+        "completed"
+    };
     sink.push(Event::ModuleStop { t: state.rel(rt::now_ns()), frames, reason: reason.into() });
     if let Some(f) = &mut sink.file {
         f.flush().map_err(|e| format!("cannot write the trace: {e}"))?;
     }
     drop(cgroups);
-    Ok(RunReport { frames, events: sink.events, mechanism, capabilities: caps, interrupted: interrupted.load(Ordering::Relaxed) })
+    Ok(RunReport {
+        frames,
+        events: sink.events,
+        mechanism,
+        capabilities: caps,
+        interrupted: interrupted.load(Ordering::Relaxed),
+        module_fault,
+    })
 }
 
 fn module_start(state: &RunState, config_path: &Path, mechanism: &str) -> Event {

@@ -36,6 +36,8 @@ pub struct RunState {
     pub partitions: Vec<PartitionRun>,
     /// Set to end the run at the next boundary (Ctrl-C, fatal error).
     pub stop: AtomicBool,
+    /// The health monitor shut the module down (a module-level fault: exit status 1).
+    pub module_fault: AtomicBool,
     /// End after this many major frames of core 0's schedule (0 = no limit).
     pub frames_limit: u64,
     /// End at the first frame boundary at or after this instant (i64::MAX = no limit).
@@ -73,6 +75,7 @@ impl RunState {
             epoch_ns,
             partitions,
             stop: AtomicBool::new(false),
+            module_fault: AtomicBool::new(false),
             frames_limit,
             end_ns,
             frames: AtomicU64::new(0),

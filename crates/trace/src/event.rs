@@ -128,6 +128,20 @@ pub enum Event {
         mode: String,
         start_condition: String,
     },
+    /// The health monitor handled an error: its level (PROCESS, PARTITION, MODULE) and the action
+    /// taken (ERROR_HANDLER for a process-level error given to the partition's error handler;
+    /// IGNORE, IDLE, WARM_START, COLD_START, SHUTDOWN, RESET). `process` 0: the initialization
+    /// process, no process (an injected error) or the partition program as a whole.
+    HmEvent {
+        t: i64,
+        partition: u32,
+        process: i64,
+        code: String,
+        level: String,
+        action: String,
+        /// Why: "detected", "injected", or how the partition program ended.
+        source: String,
+    },
     /// Events a partition produced faster than the module could drain them.
     EventsDropped {
         t: i64,
@@ -175,6 +189,7 @@ impl Event {
             | Event::ScheduleChange { t, .. }
             | Event::PartitionExit { t, .. }
             | Event::PartitionRestart { t, .. }
+            | Event::HmEvent { t, .. }
             | Event::EventsDropped { t, .. }
             | Event::ModuleStop { t, .. } => *t,
         }
@@ -212,6 +227,29 @@ mod tests {
         let text = String::from_utf8(buf).unwrap();
         assert_eq!(text, "{\"ev\":\"window_start\",\"t\":1500,\"core\":1,\"partition\":2,\"window\":3,\"planned\":1000,\"schedule\":1}\n");
         assert_eq!(read_trace(text.as_bytes()).unwrap(), vec![e]);
+    }
+
+    #[test]
+    fn hm_events_read_back_and_count_in_the_summary() {
+        let e = Event::HmEvent {
+            t: 7,
+            partition: 3,
+            process: 2,
+            code: "MEMORY_VIOLATION".into(),
+            level: "PARTITION".into(),
+            action: "COLD_START".into(),
+            source: "detected".into(),
+        };
+        let mut buf = Vec::new();
+        e.write_line(&mut buf).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        assert!(text.starts_with("{\"ev\":\"hm_event\",\"t\":7,\"partition\":3,\"process\":2,\"code\":\"MEMORY_VIOLATION\""), "{text}");
+        let events = read_trace(text.as_bytes()).unwrap();
+        assert_eq!(events, vec![e]);
+        let s = crate::summary::summarize(&events);
+        assert_eq!(s.hm_events.len(), 1);
+        assert_eq!(s.partitions.iter().find(|p| p.id == 3).map(|p| p.hm_events), Some(1));
+        assert!(s.to_string().contains("partition 3 process 2: MEMORY_VIOLATION (PARTITION, detected) -> COLD_START"), "{s}");
     }
 
     #[test]

@@ -146,6 +146,7 @@ fn build(events: &[Event]) -> (Vec<Value>, Value) {
             | Event::DeadlineMissed { partition, .. }
             | Event::PartitionExit { partition, .. }
             | Event::PartitionRestart { partition, .. }
+            | Event::HmEvent { partition, .. }
             | Event::EventsDropped { partition, .. } => *partition,
             _ => continue,
         };
@@ -236,6 +237,11 @@ fn build(events: &[Event]) -> (Vec<Value>, Value) {
                 let track = b.partition_track(*partition, None);
                 let args = json!({"mode": mode, "start_condition": start_condition});
                 b.instant(track, format!("restart {mode}"), "hm", *t, args);
+            }
+            Event::HmEvent { t, partition, process, code, level, action, source } => {
+                let track = b.partition_track(*partition, None);
+                let args = json!({"process": process, "code": code, "level": level, "action": action, "source": source});
+                b.instant(track, format!("HM {code} -> {action}"), "hm", *t, args);
             }
             Event::EventsDropped { t, partition, count } => {
                 let track = b.partition_track(*partition, None);

@@ -39,6 +39,7 @@ pub struct TraceSummary {
     pub deadline_misses: u64,
     pub exits: Vec<Exit>,
     pub restarts: Vec<Restart>,
+    pub hm_events: Vec<HmEvent>,
     pub schedule_changes: Vec<ScheduleChange>,
     pub events_dropped: u64,
     pub check: Check,
@@ -78,6 +79,7 @@ pub struct PartitionSummary {
     pub deadline_misses: u64,
     pub exits: usize,
     pub restarts: usize,
+    pub hm_events: usize,
     pub events_dropped: u64,
 }
 
@@ -110,6 +112,17 @@ pub struct Restart {
     pub partition: u32,
     pub mode: String,
     pub start_condition: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HmEvent {
+    pub t: i64,
+    pub partition: u32,
+    pub process: i64,
+    pub code: String,
+    pub level: String,
+    pub action: String,
+    pub source: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -167,6 +180,7 @@ pub fn summarize(events: &[Event]) -> TraceSummary {
         deadline_misses: 0,
         exits: Vec::new(),
         restarts: Vec::new(),
+        hm_events: Vec::new(),
         schedule_changes: Vec::new(),
         events_dropped: 0,
         check: Check::from_timeline(&tl),
@@ -210,6 +224,18 @@ pub fn summarize(events: &[Event]) -> TraceSummary {
                 partition(&mut parts, *p).exits += 1;
                 s.exits.push(Exit { t: *t, partition: *p, reason: reason.clone() });
             }
+            Event::HmEvent { t, partition: p, process, code, level, action, source } => {
+                partition(&mut parts, *p).hm_events += 1;
+                s.hm_events.push(HmEvent {
+                    t: *t,
+                    partition: *p,
+                    process: *process,
+                    code: code.clone(),
+                    level: level.clone(),
+                    action: action.clone(),
+                    source: source.clone(),
+                });
+            }
             Event::PartitionRestart { t, partition: p, mode, start_condition } => {
                 partition(&mut parts, *p).restarts += 1;
                 s.restarts.push(Restart { t: *t, partition: *p, mode: mode.clone(), start_condition: start_condition.clone() });
@@ -229,6 +255,7 @@ pub fn summarize(events: &[Event]) -> TraceSummary {
     s.mode_changes.sort_by_key(|m| m.t);
     s.exits.sort_by_key(|x| x.t);
     s.restarts.sort_by_key(|r| r.t);
+    s.hm_events.sort_by_key(|h| h.t);
     s.schedule_changes.sort_by_key(|c| c.t);
     for w in &tl.windows {
         let acc = cores.entry(w.core).or_default();
@@ -305,6 +332,7 @@ fn partition(parts: &mut BTreeMap<u32, PartitionSummary>, id: u32) -> &mut Parti
         deadline_misses: 0,
         exits: 0,
         restarts: 0,
+        hm_events: 0,
         events_dropped: 0,
     })
 }
@@ -433,6 +461,10 @@ impl fmt::Display for TraceSummary {
         list(f, "partition exits", &self.exits, |x| format!("{} partition {}: {}", ms(x.t), self.name(x.partition), x.reason))?;
         list(f, "partition restarts", &self.restarts, |r| {
             format!("{} partition {}: {} ({})", ms(r.t), self.name(r.partition), r.mode, r.start_condition)
+        })?;
+        list(f, "health monitor events", &self.hm_events, |h| {
+            let process = if h.process > 0 { format!(" process {}", h.process) } else { String::new() };
+            format!("{} partition {}{process}: {} ({}, {}) -> {}", ms(h.t), self.name(h.partition), h.code, h.level, h.source, h.action)
         })?;
         list(f, "schedule changes", &self.schedule_changes, |c| format!("{} schedule {} -> {}", ms(c.t), c.from, c.to))?;
         if self.events_dropped > 0 {

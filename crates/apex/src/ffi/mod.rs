@@ -302,7 +302,7 @@ pub unsafe extern "C" fn GET_MODULE_SCHEDULE_ID(schedule_name: *const c_char, sc
     rc(return_code, &r);
 }
 
-// ---------------------------------------------------------------- health monitoring (part)
+// ---------------------------------------------------------------- health monitoring
 
 /// # Safety
 /// `message_addr` points to `length` readable bytes; `return_code` is null or valid.
@@ -318,4 +318,40 @@ pub unsafe extern "C" fn REPORT_APPLICATION_MESSAGE(message_addr: *const u8, len
 pub unsafe extern "C" fn RAISE_APPLICATION_ERROR(error_code: u32, message_addr: *const u8, length: i32, return_code: *mut u32) {
     let r = message(message_addr, length).and_then(|m| hm::raise_application_error(error_code, m));
     rc(return_code, &r);
+}
+
+/// # Safety
+/// `entry_point` is null or an `extern "C" fn()`; `return_code` is null or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn CREATE_ERROR_HANDLER(entry_point: *mut libc::c_void, stack_size: u32, return_code: *mut u32) {
+    let r = if entry_point.is_null() {
+        if crate::runtime::rt().mode() == partita_abi::mode::NORMAL {
+            Err(ErrorReturnCode::InvalidMode)
+        } else {
+            Err(ErrorReturnCode::InvalidParam)
+        }
+    } else {
+        // SAFETY: a non-null ENTRY_POINT is the address of a C function without arguments.
+        let entry: EntryPoint = unsafe { std::mem::transmute::<*mut libc::c_void, EntryPoint>(entry_point) };
+        hm::create_error_handler(entry, stack_size)
+    };
+    rc(return_code, &r);
+}
+
+/// # Safety
+/// Pointers are null or valid for their types.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn GET_ERROR_STATUS(error_status: *mut ErrorStatusC, return_code: *mut u32) {
+    let r = hm::get_error_status();
+    if let Ok(s) = &r {
+        put(error_status, ErrorStatusC::from_rust(s));
+    }
+    rc(return_code, &r);
+}
+
+/// # Safety
+/// `return_code` is null or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn CONFIGURE_ERROR_HANDLER(concurrency_control: u32, processor_core_id: i32, return_code: *mut u32) {
+    rc(return_code, &hm::configure_error_handler(concurrency_control, processor_core_id));
 }

@@ -153,3 +153,25 @@ pub struct MutexStatusC {
     pub lock_count: i32,
     pub waiting_processes: i32,
 }
+
+/// ERROR_STATUS_TYPE.
+#[repr(C)]
+pub struct ErrorStatusC {
+    pub error_code: u32,
+    pub message: [u8; MAX_ERROR_MESSAGE_SIZE],
+    pub length: i32,
+    pub failed_process_id: i32,
+    pub failed_address: *mut c_void,
+}
+
+impl ErrorStatusC {
+    pub fn from_rust(s: &crate::hm::ErrorStatus) -> ErrorStatusC {
+        ErrorStatusC {
+            error_code: s.code,
+            message: s.message,
+            length: s.length as i32,
+            failed_process_id: s.failed_process_id,
+            failed_address: s.failed_address as *mut c_void,
+        }
+    }
+}

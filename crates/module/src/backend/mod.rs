@@ -21,6 +21,7 @@ pub mod cgroup;
 mod cgroup_freezer;
 pub mod gate;
 pub mod rt;
+mod seccomp;
 pub mod spawn;
 mod spawn_child;
 mod sys;

@@ -27,10 +27,11 @@ pub(crate) enum Stage {
     Chdir,
     Fds,
     Gate,
+    Seccomp,
     Exec,
 }
 
-pub(crate) const STAGES: [&str; 10] = [
+pub(crate) const STAGES: [&str; 11] = [
     "ready",
     "making / a slave mount in the new mount namespace",
     "mounting a tmpfs on /dev/shm",
@@ -40,6 +41,7 @@ pub(crate) const STAGES: [&str; 10] = [
     "changing to the working directory",
     "setting up file descriptors 0-4",
     "waiting for release",
+    "installing the system call filter",
     "execve",
 ];
 
@@ -76,6 +78,8 @@ pub(crate) struct ChildCtx {
     fds: [RawFd; 5],
     status: RawFd,
     gate: RawFd,
+    /// The system call filter (`seccomp`), installed just before execve.
+    seccomp: Vec<libc::sock_filter>,
 }
 
 impl ChildCtx {
@@ -93,7 +97,21 @@ impl ChildCtx {
     ) -> ChildCtx {
         let argv = args.iter().map(|a| a.as_ptr()).chain(std::iter::once(ptr::null())).collect();
         let envp = env.iter().map(|e| e.as_ptr()).chain(std::iter::once(ptr::null())).collect();
-        ChildCtx { program, _args: args, _env: env, argv, envp, workdir, cpus, namespaces, rt_priority: None, fds, status, gate }
+        ChildCtx {
+            program,
+            _args: args,
+            _env: env,
+            argv,
+            envp,
+            workdir,
+            cpus,
+            namespaces,
+            rt_priority: None,
+            fds,
+            status,
+            gate,
+            seccomp: super::seccomp::filter(),
+        }
     }
 }
 
@@ -313,6 +331,9 @@ fn child_main(ctx: &ChildCtx) -> ! {
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, ptr::null_mut());
+        if let Err(errno) = super::seccomp::install(&ctx.seccomp) {
+            fail(ctx, Stage::Seccomp, errno);
+        }
         libc::execve(ctx.program.as_ptr(), ctx.argv.as_ptr(), ctx.envp.as_ptr());
         fail(ctx, Stage::Exec, sys::errno())
     }

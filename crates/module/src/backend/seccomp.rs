@@ -1,0 +1,139 @@
+//! The system calls a partition program may not make, enforced by a seccomp filter installed
+//! just before `execve`. A forbidden call does not run: the kernel sends SIGSYS
+//! (SECCOMP_RET_TRAP), which the partition runtime reports as ILLEGAL_REQUEST to the health
+//! monitor, and the call fails with ENOSYS.
+//!
+//! The deny list: what would let a partition act on the machine or on other partitions beyond
+//! its ports and its own memory — rebooting and kernel modules (reboot, kexec_load,
+//! kexec_file_load, init_module, finit_module, delete_module), mounts and namespaces (mount,
+//! umount2, pivot_root, chroot, unshare, setns), swap (swapon, swapoff), the system clock the
+//! module's windows rely on (settimeofday, clock_settime, clock_adjtime, adjtimex), host
+//! identity (sethostname, setdomainname), other processes' memory (ptrace, process_vm_readv,
+//! process_vm_writev), kernel facilities that bypass isolation (bpf, perf_event_open,
+//! userfaultfd, the kernel keyring: add_key, request_key, keyctl; acct, quotactl, syslog) and,
+//! on x86-64, I/O ports (iopl, ioperm) and every x32 system call. Everything else is allowed:
+//! the runtime needs threads, futexes, real-time scheduling, memory mappings and its fds.
+
+/// Denied system call numbers of this architecture.
+const DENIED: &[libc::c_long] = &[
+    libc::SYS_reboot,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_clock_adjtime,
+    libc::SYS_adjtimex,
+    libc::SYS_sethostname,
+    libc::SYS_setdomainname,
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_userfaultfd,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_keyctl,
+    libc::SYS_acct,
+    libc::SYS_quotactl,
+    libc::SYS_syslog,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_iopl,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_ioperm,
+];
+
+#[cfg(target_arch = "x86_64")]
+const AUDIT_ARCH: u32 = 0xC000_003E;
+#[cfg(target_arch = "aarch64")]
+const AUDIT_ARCH: u32 = 0xC000_00B7;
+
+const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+const SECCOMP_RET_TRAP: u32 = 0x0003_0000;
+const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
+/// Offsets in `struct seccomp_data`.
+const NR: u32 = 0;
+const ARCH: u32 = 4;
+
+fn stmt(code: u32, k: u32) -> libc::sock_filter {
+    libc::sock_filter { code: code as u16, jt: 0, jf: 0, k }
+}
+
+fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
+    libc::sock_filter { code: code as u16, jt, jf, k }
+}
+
+/// The BPF program (built by the parent: the child between clone and exec does not allocate).
+pub(crate) fn filter() -> Vec<libc::sock_filter> {
+    use libc::{BPF_ABS, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
+    let n = DENIED.len() as u32;
+    let mut f = vec![
+        stmt(BPF_LD | BPF_W | BPF_ABS, ARCH),
+        // Another architecture's calling convention (numbers differ): refuse outright.
+        jump(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH, 1, 0),
+        stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        stmt(BPF_LD | BPF_W | BPF_ABS, NR),
+    ];
+    // x32 system calls (bit 30) are an alternate entry into the same kernel code.
+    let x32 = cfg!(target_arch = "x86_64");
+    if x32 {
+        f.push(jump(BPF_JMP | BPF_JGE | BPF_K, 0x4000_0000, n as u8 + 1, 0));
+    }
+    for (i, &nr) in DENIED.iter().enumerate() {
+        // Jump over the remaining comparisons and the ALLOW to the TRAP.
+        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, (n - i as u32) as u8, 0));
+    }
+    f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+    f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_TRAP));
+    f
+}
+
+/// Installs `filter` on the calling thread (child side: system calls only). Without
+/// CAP_SYS_ADMIN the kernel needs no_new_privs first.
+///
+/// # Safety
+/// `filter` must stay alive during the call.
+pub(crate) unsafe fn install(filter: &[libc::sock_filter]) -> Result<(), i32> {
+    let prog = libc::sock_fprog { len: filter.len() as u16, filter: filter.as_ptr() as *mut libc::sock_filter };
+    // SAFETY: prctl with a valid sock_fprog pointing to `filter`, alive for the call.
+    unsafe {
+        let set = |p: &libc::sock_fprog| libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, p as *const _ as libc::c_ulong, 0, 0);
+        if set(&prog) == 0 {
+            return Ok(());
+        }
+        libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        if set(&prog) == 0 { Ok(()) } else { Err(*libc::__errno_location()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_denied_call_jumps_to_the_trap() {
+        let f = filter();
+        assert!(f.len() < 255, "jump offsets are 8-bit");
+        let trap = f.len() - 1;
+        assert_eq!(f[trap].k, SECCOMP_RET_TRAP);
+        assert_eq!(f[trap - 1].k, SECCOMP_RET_ALLOW);
+        let first =
+            f.iter().position(|i| i.k == DENIED[0] as u32 && i.code == (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16).unwrap();
+        for (i, &nr) in DENIED.iter().enumerate() {
+            let at = first + i;
+            assert_eq!(f[at].k, nr as u32);
+            assert_eq!(at + 1 + f[at].jt as usize, trap, "{nr}");
+        }
+    }
+}
