@@ -14,9 +14,12 @@
 //!   MAX_MESSAGE_SIZE (as a653rs' checked wrappers ensure); a shorter one is INVALID_PARAM
 //!   instead of a write past its end.
 //!
-//! Not implemented because Partita does not have the services yet: `ApexErrorP1` (error
-//! handler), sampling and queuing ports (`ApexSamplingPortP*`, `ApexQueuingPortP*`), memory
-//! blocks (`ApexMemoryBlockP2`).
+//! - `ErrorStatus::failed_address` is an `extern "C" fn()` in a653rs, which safe code may call,
+//!   so a faulting data address cannot soundly go there: it is always [`no_failed_address`]
+//!   (`partita_apex::get_error_status` gives the address itself).
+//!
+//! Not implemented because Partita does not have the services yet: sampling and queuing ports
+//! (`ApexSamplingPortP*`, `ApexQueuingPortP*`), memory blocks (`ApexMemoryBlockP2`).
 
 use crate::names::Name;
 use crate::types as p;
@@ -269,6 +272,46 @@ impl a::ApexErrorP4 for Partita {
     }
 }
 
+/// The `failed_address` of every a653rs `ErrorStatus` from Partita (see the module
+/// documentation); calling it does nothing.
+pub extern "C" fn no_failed_address() {}
+
+fn error_code(code: u32) -> a::ErrorCode {
+    use p::error_code as c;
+    match code {
+        c::DEADLINE_MISSED => a::ErrorCode::DeadlineMissed,
+        c::APPLICATION_ERROR => a::ErrorCode::ApplicationError,
+        c::NUMERIC_ERROR => a::ErrorCode::NumericError,
+        c::ILLEGAL_REQUEST => a::ErrorCode::IllegalRequest,
+        c::STACK_OVERFLOW => a::ErrorCode::StackOverflow,
+        c::MEMORY_VIOLATION => a::ErrorCode::MemoryViolation,
+        c::HARDWARE_FAULT => a::ErrorCode::HardwareFault,
+        // The health monitor only queues the standard's codes; POWER_FAIL is the last.
+        _ => a::ErrorCode::PowerFail,
+    }
+}
+
+impl a::ApexErrorP1 for Partita {
+    fn create_error_handler(entry_point: a::SystemAddress, stack_size: a::StackSize) -> Res<()> {
+        Ok(crate::create_error_handler(entry_point, stack_size)?)
+    }
+
+    fn get_error_status() -> Res<a::ErrorStatus> {
+        let s = crate::get_error_status()?;
+        Ok(a::ErrorStatus {
+            failed_address: no_failed_address,
+            failed_process_id: s.failed_process_id.into(),
+            error_code: error_code(s.code),
+            length: s.length.min(s.message.len()) as a::ErrorMessageSize,
+            message: s.message,
+        })
+    }
+
+    fn configure_error_handler(concurrency_control: a::ErrorHandlerConcurrencyControl, processor_core_id: a::ProcessorCoreId) -> Res<()> {
+        Ok(crate::configure_error_handler(concurrency_control as u32, processor_core_id)?)
+    }
+}
+
 impl a::ApexScheduleP2 for Partita {
     fn set_module_schedule(schedule_id: a::ScheduleId) -> Res<()> {
         Ok(crate::set_module_schedule(id32(schedule_id)?)?)
@@ -484,6 +527,13 @@ mod tests {
         assert_eq!(id32(i64::from(i32::MAX) + 1), Err(a::ErrorReturnCode::InvalidParam));
         assert_eq!(id32(-1), Ok(-1));
         assert_eq!(size32(u32::MAX), Err(a::ErrorReturnCode::InvalidParam));
+    }
+
+    #[test]
+    fn error_codes_keep_their_standard_values() {
+        for code in 0..=7 {
+            assert_eq!(error_code(code) as u32, code);
+        }
     }
 
     #[test]

@@ -54,7 +54,7 @@ mod waitq;
 #[cfg(feature = "a653rs")]
 pub use a653rs;
 #[cfg(feature = "a653rs")]
-pub use a653rs_impl::Partita;
+pub use a653rs_impl::{Partita, no_failed_address};
 pub use control::{delayed_start, lock_preemption, resume, set_priority, start, stop, stop_self, suspend, suspend_self, unlock_preemption};
 pub use hm::{
     ErrorStatus, configure_error_handler, create_error_handler, get_error_status, raise_application_error, report_application_message,

@@ -2,11 +2,12 @@
 //! partition: the partition is an `a653rs` `Partition` started with `run()` on a helper thread
 //! (its start function is the initialization process; `run` goes NORMAL and never returns);
 //! a process created and started through a653rs' API does a time query, a buffer round trip,
-//! blackboard, semaphore, event and mutex calls, and reports back through a channel. Return
+//! blackboard, semaphore, event and mutex calls, raises an application error that the error
+//! handler (created through a653rs) receives, and reports back through a channel. Return
 //! codes of error cases are checked through both the prelude (`Error`) and the bindings
 //! (`ErrorReturnCode`). Runs without real-time priorities too (no order is asserted).
 
-use a653rs::bindings::{ApexBufferP1, ApexProcessP1 as _, EmptyIndicator, ErrorReturnCode, MutexState, ProcessState};
+use a653rs::bindings::{ApexBufferP1, ApexErrorP4, ApexProcessP1 as _, EmptyIndicator, ErrorReturnCode, MutexState, ProcessState};
 use a653rs::prelude::*;
 use core::str::FromStr;
 use core::time::Duration;
@@ -21,6 +22,20 @@ struct Objects {
     event: Event<Partita>,
     mutex: Mutex<Partita>,
     worker: Process<Partita>,
+    handled: Event<Partita>,
+}
+
+/// What the error handler saw: code, message, failed process.
+type Seen = (ErrorCode, Vec<u8>, ProcessId);
+static SEEN: StdMutex<Option<Seen>> = StdMutex::new(None);
+
+extern "C" fn error_handler() {
+    if let Ok(s) = Partita::error_status() {
+        *SEEN.lock().unwrap() = Some((s.error_code, s.message[..s.length as usize].to_vec(), s.failed_process_id));
+    }
+    if let Some(o) = OBJECTS.get() {
+        o.handled.set();
+    }
 }
 
 static OBJECTS: OnceLock<Objects> = OnceLock::new();
@@ -95,7 +110,15 @@ fn worker_scenario() -> Result<(), String> {
     o.mutex.release().map_err(|e| format!("RELEASE_MUTEX: {e:?}"))?;
     check("no mutex owned", me.get_process_mutex_state() == MutexOwnedStatus::NoMutexOwned)?;
     expect("RELEASE_MUTEX not owned", o.mutex.release(), Error::InvalidMode)?;
-    expect("PERIODIC_WAIT by an aperiodic process", Partita::periodic_wait(), Error::InvalidMode)
+    expect("PERIODIC_WAIT by an aperiodic process", Partita::periodic_wait(), Error::InvalidMode)?;
+
+    expect("GET_ERROR_STATUS outside the handler", Partita::error_status(), Error::InvalidConfig)?;
+    let other = <Partita as ApexErrorP4>::raise_application_error(ErrorCode::NumericError, b"x");
+    expect("RAISE_APPLICATION_ERROR of another code", other, ErrorReturnCode::InvalidParam)?;
+    <Partita as ApexErrorP4Ext>::raise_application_error(b"boom").map_err(|e| format!("RAISE_APPLICATION_ERROR: {e:?}"))?;
+    o.handled.wait(SystemTime::Normal(Duration::from_secs(10))).map_err(|e| format!("the handler ran: {e:?}"))?;
+    let seen = SEEN.lock().unwrap().clone();
+    check(&format!("the handler's error status: {seen:?}"), seen == Some((ErrorCode::ApplicationError, b"boom".to_vec(), me.id())))
 }
 
 extern "C" fn worker() {
@@ -144,9 +167,15 @@ fn start(ctx: &mut StartContext<Partita>) -> Result<(), String> {
     let sem = ctx.create_semaphore(name("S"), 1, 1, QueuingDiscipline::Priority).map_err(|e| format!("CREATE_SEMAPHORE: {e:?}"))?;
     let event = ctx.create_event(name("E")).map_err(|e| format!("CREATE_EVENT: {e:?}"))?;
     let mutex = ctx.create_mutex(name("M"), 30, QueuingDiscipline::Fifo).map_err(|e| format!("CREATE_MUTEX: {e:?}"))?;
+    let pause = ErrorHandlerConcurrencyControl::ProcessesPause;
+    expect("CONFIGURE_ERROR_HANDLER without a handler", ctx.configure_error_handler(pause, 0), Error::InvalidConfig)?;
+    ctx.set_error_handler(error_handler, 64 * 1024).map_err(|e| format!("CREATE_ERROR_HANDLER: {e:?}"))?;
+    expect("a second error handler", ctx.set_error_handler(error_handler, 64 * 1024), Error::NoAction)?;
+    ctx.configure_error_handler(pause, 0).map_err(|e| format!("CONFIGURE_ERROR_HANDLER: {e:?}"))?;
+    let handled = ctx.create_event(name("HANDLED")).map_err(|e| format!("CREATE_EVENT: {e:?}"))?;
     worker.start().map_err(|e| format!("START: {e:?}"))?;
     check("started, not DORMANT", worker.status().process_state != ProcessState::Dormant)?;
-    OBJECTS.set(Objects { buffer, board, sem, event, mutex, worker }).map_err(|_| "started twice")?;
+    OBJECTS.set(Objects { buffer, board, sem, event, mutex, worker, handled }).map_err(|_| "started twice")?;
     Ok(())
 }
 
