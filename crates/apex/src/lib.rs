@@ -27,6 +27,8 @@
 //! seconds, default 0.1), `PARTITA_STANDALONE_CPUS` (e.g. `0,1`; default: the CPU the program
 //! starts on), `PARTITA_STANDALONE_TRACE=1` (print trace events on stderr).
 
+#[cfg(feature = "a653rs")]
+mod a653rs_impl;
 mod body;
 mod control;
 mod critical;
@@ -48,6 +50,11 @@ mod trace;
 pub mod types;
 mod waitq;
 
+/// The `a653rs` crate this one implements, for partitions to name the same version.
+#[cfg(feature = "a653rs")]
+pub use a653rs;
+#[cfg(feature = "a653rs")]
+pub use a653rs_impl::{Partita, no_failed_address};
 pub use control::{delayed_start, lock_preemption, resume, set_priority, start, stop, stop_self, suspend, suspend_self, unlock_preemption};
 pub use hm::{
     ErrorStatus, configure_error_handler, create_error_handler, get_error_status, raise_application_error, report_application_message,

@@ -1,0 +1,85 @@
+//! A Rust partition written only against `a653rs`' prelude (crates/apex/examples/
+//! a653rs_partition.rs, hypervisor type `partita_apex::Partita`) run by `partita run`: its
+//! start function sees COLD_START and the configured period, its producer and consumer
+//! processes pass three messages through a buffer, in order, and the trace shows the
+//! partition going NORMAL. Needs root (skipped with a message otherwise; a failure with CI=true).
+
+use assert_cmd::Command;
+use partita_trace::{Event, read_trace};
+use std::path::{Path, PathBuf};
+
+fn privileged() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let ok = unsafe { libc::geteuid() } == 0;
+    if !ok {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true: partita run needs root here");
+        eprintln!("skipped: partita run needs root (cgroups, real-time priorities)");
+    }
+    ok
+}
+
+/// Builds the example with the cargo running this test, into the same target directory and
+/// profile as the `partita` binary (so nothing is rebuilt but the example itself).
+fn build_example(name: &str) -> PathBuf {
+    let profile_dir = assert_cmd::cargo::cargo_bin!("partita").parent().unwrap().to_path_buf();
+    let target_dir = profile_dir.parent().unwrap();
+    let profile = match profile_dir.file_name().unwrap().to_str().unwrap() {
+        "debug" => "dev",
+        other => other,
+    };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
+    let out = std::process::Command::new(cargo)
+        .args(["build", "--quiet", "-p", "partita-apex", "--example", name, "--profile", profile, "--manifest-path"])
+        .arg(manifest)
+        .arg("--target-dir")
+        .arg(target_dir)
+        .output()
+        .expect("run cargo");
+    assert!(out.status.success(), "building example {name}:\n{}", String::from_utf8_lossy(&out.stderr));
+    let exe = profile_dir.join("examples").join(name);
+    assert!(exe.is_file(), "{} was not built", exe.display());
+    exe
+}
+
+#[test]
+fn an_a653rs_partition_runs_under_partita_run() {
+    if !privileged() {
+        return;
+    }
+    let exe = build_example("a653rs_partition");
+    let dir = tempfile::tempdir().unwrap();
+    let xml = format!(
+        r#"<ARINC_653_Module ModuleName="A653rs" xmlns:pt="urn:partita:1">
+  <Partition PartitionIdentifier="7" PartitionName="Ticker" pt:Executable="{}"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="s" MajorFrameSeconds="0.02">
+    <Partition_Schedule PartitionIdentifier="7" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+</ARINC_653_Module>
+"#,
+        exe.display()
+    );
+    let config = dir.path().join("module.xml");
+    std::fs::write(&config, xml).unwrap();
+    let trace = dir.path().join("run.trace");
+    let out = Command::new(assert_cmd::cargo::cargo_bin!("partita"))
+        .args(["run", config.to_str().unwrap(), "--frames", "30", "--trace", trace.to_str().unwrap()])
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+
+    let lines: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("[Ticker] ")).collect();
+    assert_eq!(lines.first().copied(), Some("a653rs partition 7 in ColdStart, period Normal(20ms)"), "{stdout}");
+    assert!(lines.contains(&"second TICKS buffer: Err(NoAction)"), "{stdout}");
+    let received: Vec<&str> = lines.iter().filter_map(|l| l.strip_prefix("received ")).map(|l| l.split(" at ").next().unwrap()).collect();
+    assert_eq!(received, ["tick 0", "tick 1", "tick 2"], "{stdout}");
+    assert!(lines.contains(&"producer done"), "{stdout}");
+
+    let events = read_trace(std::io::BufReader::new(std::fs::File::open(&trace).unwrap())).unwrap();
+    assert!(events.iter().any(|e| matches!(e, Event::ModeChange { from, to, .. } if from == "COLD_START" && to == "NORMAL")), "{events:?}");
+    assert!(events.iter().filter(|e| matches!(e, Event::ProcessRelease { .. })).count() >= 3, "{events:?}");
+}
