@@ -181,12 +181,20 @@ impl ScheduleState {
     }
 }
 
+/// Bits of [`ScheduleEntry::flags`].
+pub mod schedule_flags {
+    /// The partition's Partition_Schedule in this schedule has `SetModuleSchedule="true"`: it
+    /// may call SET_MODULE_SCHEDULE while this schedule is in force.
+    pub const MAY_SET_SCHEDULE: u32 = 1;
+}
+
 /// One configured module schedule, as the partition sees it (written once before start).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct ScheduleEntry {
     pub id: u32,
-    pub _pad: u32,
+    /// [`schedule_flags`] of the partition in this schedule.
+    pub flags: u32,
     pub name: [u8; NAME_LEN],
     pub major_frame_ns: i64,
     /// The partition's period and duration in this schedule (0 if absent from it).
@@ -195,7 +203,8 @@ pub struct ScheduleEntry {
 }
 
 impl ScheduleEntry {
-    pub const EMPTY: ScheduleEntry = ScheduleEntry { id: 0, _pad: 0, name: [0; NAME_LEN], major_frame_ns: 0, period_ns: 0, duration_ns: 0 };
+    pub const EMPTY: ScheduleEntry =
+        ScheduleEntry { id: 0, flags: 0, name: [0; NAME_LEN], major_frame_ns: 0, period_ns: 0, duration_ns: 0 };
 }
 
 /// Requests a partition makes of the module; posted by bumping `seq` after writing

@@ -290,7 +290,8 @@ fn standalone_block() -> &'static ControlBlock {
     cb.schedule_count = 1;
     cb.schedules[0] = abi::ScheduleEntry {
         id: 1,
-        _pad: 0,
+        // Alone, the program is its own module: nothing to refuse.
+        flags: abi::schedule_flags::MAY_SET_SCHEDULE,
         name: abi::name_bytes("standalone"),
         major_frame_ns: period,
         period_ns: period,

@@ -220,3 +220,48 @@ fn a_fixed_priority_core_serves_the_most_urgent_partition_first() {
     let low_runs = std::fs::read_to_string(dir.path().join("logs/Low.log")).unwrap().lines().filter(|l| l.starts_with("ran ")).count();
     assert!(low_runs as u32 >= frames / 2, "Low ran in only {low_runs} intervals");
 }
+
+#[test]
+fn only_a_partition_with_set_module_schedule_may_change_the_schedule() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build("schedset", dir.path());
+    for authorized in [false, true] {
+        let xml = format!(
+            r#"<ARINC_653_Module ModuleName="SchedSet" xmlns:pt="urn:partita:1">
+  <Partition PartitionIdentifier="1" PartitionName="S" pt:Executable="{}"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="first" MajorFrameSeconds="0.02" InitialModuleSchedule="true">
+    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.02" PeriodDurationSeconds="0.01" SetModuleSchedule="{authorized}">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+  <Module_Schedule ScheduleIdentifier="2" ScheduleName="other" MajorFrameSeconds="0.02">
+    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.02" PeriodDurationSeconds="0.005">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.005"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+</ARINC_653_Module>
+"#,
+            exe.display()
+        );
+        let config = dir.path().join("module.xml");
+        std::fs::write(&config, xml).unwrap();
+        let (stdout, events) = run(&config, 20);
+        let lines: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("[S] ")).collect();
+        let changes = events.iter().filter(|e| matches!(e, Event::ScheduleChange { .. })).count();
+        let last = lines.iter().rev().find(|l| l.starts_with("current ")).copied();
+        if authorized {
+            assert_eq!(lines[..2], ["SET_MODULE_SCHEDULE 0", "next 2 other 2"], "{stdout}");
+            assert_eq!(changes, 1, "{events:?}");
+            assert_eq!(last, Some("current 2"), "{stdout}");
+        } else {
+            // INVALID_CONFIG = 4; the next schedule stays the current one.
+            assert_eq!(lines[..2], ["SET_MODULE_SCHEDULE 4", "next 1 other 2"], "{stdout}");
+            assert_eq!(changes, 0, "{events:?}");
+            assert!(lines.iter().filter(|l| l.starts_with("current ")).all(|l| *l == "current 1"), "{stdout}");
+            assert!(last.is_some(), "{stdout}");
+        }
+    }
+}

@@ -334,7 +334,15 @@ impl<'a> Lifecycle<'a> {
             request::SET_MODE => self.set_mode(i, arg),
             request::SET_MODULE_SCHEDULE => {
                 let plan = &self.state.plan;
+                let current = self.state.schedule.load(Ordering::Acquire);
                 match plan.schedule_index(arg) {
+                    // The runtime refuses it with INVALID_CONFIG; a request posted anyway is not obeyed.
+                    Some(_) if !plan.schedules[current].may_set_schedule[i] => {
+                        eprintln!(
+                            "partita: partition {} may not set the module schedule (SetModuleSchedule); ignored",
+                            self.launches[i].name
+                        )
+                    }
                     Some(index) => {
                         self.state.request_schedule(index, crate::backend::rt::now_ns(), 1_000_000);
                         for p in &self.state.partitions {

@@ -55,6 +55,9 @@ pub struct PlannedSchedule {
     pub slots: Vec<Vec<Slot>>,
     /// Per partition (indexed like `Plan::partitions`): period and duration, 0 if absent.
     pub periods: Vec<(i64, i64)>,
+    /// Per partition: it may call SET_MODULE_SCHEDULE while this schedule is in force
+    /// (`SetModuleSchedule` of its Partition_Schedule here).
+    pub may_set_schedule: Vec<bool>,
 }
 
 /// One window of one major frame on one core.
@@ -106,9 +109,11 @@ impl Plan {
         for s in &m.schedules {
             let mut slots = vec![Vec::new(); plan.cores.len()];
             let mut periods = vec![(0, 0); plan.partitions.len()];
+            let mut may_set_schedule = vec![false; plan.partitions.len()];
             for ps in &s.partitions {
                 let Some(p) = m.resolve(&ps.partition).and_then(|p| index_of(p.id.value)) else { continue };
                 periods[p] = (ps.period.value.0, ps.duration.value.0);
+                may_set_schedule[p] = ps.set_module_schedule;
                 for w in &ps.windows {
                     let core = w.core.value as usize;
                     if core < slots.len() {
@@ -131,6 +136,7 @@ impl Plan {
                 major_frame_ns: s.major_frame.value.0,
                 slots,
                 periods,
+                may_set_schedule,
             });
         }
         for c in &m.cores {
