@@ -31,6 +31,14 @@ pub const CONTROL_FD: i32 = 3;
 pub const DOORBELL_FD: i32 = 4;
 /// Environment variable that says the program runs under Partita (value: the partition id).
 pub const ENV_PARTITION: &str = "PARTITA_PARTITION";
+/// Environment variable present when a multi-core partition is stopped and released per core:
+/// inherited descriptors (space-separated numbers, -1 = absent) of cgroup files the runtime
+/// writes a thread id to, to keep each thread in the cgroup of the core it is pinned to:
+/// `STAGING T0 S0 T1 S1 ...`. STAGING is `cgroup.threads` of a cgroup that stays frozen;
+/// Ti is `cgroup.threads` of partition core i (index into `host_cpus`), Si the `tasks` of its
+/// v1 cpuset (-1 without). A thread moves to core i by: STAGING, then Si (or affinity), then
+/// Ti, so that it never runs outside core i's windows or on another CPU.
+pub const ENV_THREAD_PLACEMENT: &str = "PARTITA_THREAD_PLACEMENT";
 
 pub const MAX_CORES: usize = 16;
 pub const MAX_SCHEDULES: usize = 8;

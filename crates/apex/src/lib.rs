@@ -35,6 +35,7 @@ mod hm;
 mod monitor;
 pub mod names;
 mod partition;
+mod placement;
 mod process;
 mod runtime;
 mod schedule;

@@ -6,7 +6,7 @@
 use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SignalGate, SpawnSpec, StartState, frozen_to_stopped, spawn};
 use crate::output::PartitionOutput;
 use crate::partition_events::{mode_name, start_condition_name, to_trace};
-use crate::process_gate::ProcessGate;
+use crate::process_gate::{CoreGates, ProcessGate};
 use crate::run_state::{RunState, partition_state};
 use partita_abi::{mode, request, start_condition};
 use partita_trace::Event;
@@ -46,6 +46,8 @@ pub struct Launch {
     pub workdir: PathBuf,
     pub cpus: Vec<usize>,
     pub cgroup: Option<Arc<PartitionCgroup>>,
+    /// Gated per core: the per-core cgroups its threads are placed in.
+    pub per_core: Option<Arc<CoreGates>>,
     /// With signal gating: where the scheduler finds the current program's handle.
     pub signals: Option<Arc<ProcessGate>>,
     pub namespaces: bool,
@@ -171,6 +173,10 @@ impl<'a> Lifecycle<'a> {
         spec.cgroup = l.cgroup.as_deref();
         spec.namespaces = l.namespaces;
         spec.rt_priority = l.rt_priority;
+        if let Some(gates) = &l.per_core {
+            spec.inherited = Some((partita_abi::ENV_THREAD_PLACEMENT, gates.placement_fds()));
+            spec.main_core = gates.first();
+        }
         let spawned = spawn(&spec).map_err(|e| e.to_string())?;
         for w in &spawned.warnings {
             eprintln!("partita: partition {}: {w}", l.name);

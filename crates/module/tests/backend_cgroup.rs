@@ -171,7 +171,7 @@ fn threaded_core_cgroups_freeze_one_core_while_the_other_runs() {
     };
     wait_until("the helper's threads", || tid("spin-a").is_some() && tid("spin-b").is_some());
     let (a, b) = (tid("spin-a").unwrap(), tid("spin-b").unwrap());
-    let (core0, core1) = (cg.core(0).unwrap(), cg.core(1).unwrap());
+    let (core0, core1) = (cg.core(0, None).unwrap(), cg.core(1, None).unwrap());
     core0.add_thread(a).unwrap();
     core1.add_thread(b).unwrap();
     assert_eq!(core0.threads().unwrap(), vec![a]);

@@ -74,6 +74,8 @@ pub(crate) struct ChildCtx {
     pub(crate) rt_priority: Option<i32>,
     /// Sources of fds 0..=4: /dev/null, stdout, stderr, control, doorbell.
     fds: [RawFd; 5],
+    /// Descriptors the program keeps at their numbers (`SpawnSpec::inherited`).
+    pub(crate) inherited: Vec<RawFd>,
     status: RawFd,
     gate: RawFd,
 }
@@ -93,7 +95,21 @@ impl ChildCtx {
     ) -> ChildCtx {
         let argv = args.iter().map(|a| a.as_ptr()).chain(std::iter::once(ptr::null())).collect();
         let envp = env.iter().map(|e| e.as_ptr()).chain(std::iter::once(ptr::null())).collect();
-        ChildCtx { program, _args: args, _env: env, argv, envp, workdir, cpus, namespaces, rt_priority: None, fds, status, gate }
+        ChildCtx {
+            program,
+            _args: args,
+            _env: env,
+            argv,
+            envp,
+            workdir,
+            cpus,
+            namespaces,
+            rt_priority: None,
+            fds,
+            inherited: Vec::new(),
+            status,
+            gate,
+        }
     }
 }
 
@@ -298,6 +314,11 @@ fn child_main(ctx: &ChildCtx) -> ! {
         if libc::syscall(libc::SYS_close_range, 5u32, u32::MAX, CLOSE_RANGE_CLOEXEC) != 0 {
             for fd in 5..4096 {
                 libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+        for &fd in &ctx.inherited {
+            if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                fail(ctx, Stage::Fds, sys::errno());
             }
         }
         report(ctx, Stage::Ready, 0);
