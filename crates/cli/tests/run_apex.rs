@@ -335,3 +335,32 @@ fn a_multi_core_partition_runs_on_each_core_only_in_that_cores_windows() {
     let summary = summarize(&events);
     assert!(summary.check.ok, "{summary}");
 }
+
+#[test]
+fn a_partition_cannot_move_its_threads_to_another_cpu() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build("escape", dir.path());
+    // E runs on core 1 (CPU 1) and tries to move to CPU 0, then to every CPU.
+    let xml = format!(
+        r#"<ARINC_653_Module ModuleName="Escape" xmlns:pt="urn:partita:1">
+  <pt:Cores Cpus="0-1"/>
+  <Partition PartitionIdentifier="1" PartitionName="E" pt:Executable="{}" pt:Arguments="0"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="s" MajorFrameSeconds="0.02">
+    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01" pt:Core="1"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+</ARINC_653_Module>
+"#,
+        exe.display()
+    );
+    let config = dir.path().join("module.xml");
+    std::fs::write(&config, xml).unwrap();
+    let (stdout, _) = run(&config, 10);
+    let lines: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("[E] ")).collect();
+    // EINVAL = 22: CPU 0 is outside the partition's cpuset; asking for every CPU leaves it on 1.
+    assert_eq!(lines.get(..2), Some(&["other -1 errno 22 allowed 1 on 1", "all 0 errno 0 allowed 1 on 1"][..]), "{stdout}");
+}
