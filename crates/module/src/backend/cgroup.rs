@@ -516,11 +516,19 @@ fn sanitize(name: &str) -> String {
 pub(crate) fn mkdir(dir: &Path) -> Result<()> {
     match fs::create_dir(dir) {
         Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(Error::io(format!("creating cgroup {}", dir.display()), e)),
-        _ => Ok(()),
+        _ => {
+            #[cfg(test)]
+            super::cgroup_fake::populate(dir);
+            Ok(())
+        }
     }
 }
 
 pub(crate) fn write_file(path: &Path, value: &str) -> Result<()> {
+    #[cfg(test)]
+    if let Some(r) = super::cgroup_fake::write(path, value) {
+        return r;
+    }
     let f = OpenOptions::new().write(true).open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
     f.write_at(value.as_bytes(), 0).map_err(|e| Error::io(format!("writing {value:?} to {}", path.display()), e))?;
     Ok(())
@@ -575,6 +583,8 @@ fn remove_tree(dir: &Path) {
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
         kill_dir(dir);
+        #[cfg(test)]
+        super::cgroup_fake::unpopulate(dir);
         match fs::remove_dir(dir) {
             Ok(()) => return,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return,

@@ -139,6 +139,8 @@ impl CoreCgroup {
 impl Drop for CoreCgroup {
     fn drop(&mut self) {
         let _ = self.freezer.request(false);
+        #[cfg(test)]
+        super::cgroup_fake::unpopulate(&self.path);
         let _ = fs::remove_dir(&self.path);
         if let Some(dir) = &self.v1_cpuset {
             let _ = fs::remove_dir(dir);

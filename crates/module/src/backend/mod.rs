@@ -20,6 +20,8 @@
 
 pub mod cgroup;
 mod cgroup_cores;
+#[cfg(test)]
+mod cgroup_fake;
 mod cgroup_freezer;
 pub mod gate;
 pub mod rt;
