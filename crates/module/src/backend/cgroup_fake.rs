@@ -29,7 +29,7 @@ pub(crate) fn root(controllers: &str) -> tempfile::TempDir {
 pub(crate) fn populate(dir: &Path) {
     let Some(parent) = dir.parent().filter(|p| is_fake(p)) else { return };
     let enabled = fs::read_to_string(parent.join("cgroup.subtree_control")).unwrap_or_default();
-    let mut files = vec![
+    let files = vec![
         (MARKER, String::new()),
         ("cgroup.controllers", enabled.clone()),
         ("cgroup.subtree_control", String::new()),
