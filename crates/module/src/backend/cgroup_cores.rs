@@ -31,6 +31,7 @@ pub enum CpusetKind {
 
 /// A v1 cpuset must have CPUs and memory nodes before it takes tasks: start from the parent's.
 pub(crate) fn inherit_v1_cpuset(dir: &Path, parent: &Path) -> Result<()> {
+    no_domain_rebuild(dir);
     for file in ["cpuset.cpus", "cpuset.mems"] {
         let value = fs::read_to_string(parent.join(file)).map_err(|e| Error::io(format!("reading {}", parent.join(file).display()), e))?;
         write_file(&dir.join(file), value.trim())?;
@@ -38,8 +39,16 @@ pub(crate) fn inherit_v1_cpuset(dir: &Path, parent: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A v1 cpuset that balances load makes the kernel rebuild the scheduling domains, under the
+/// global cgroup mutex, whenever it changes or goes away; a scheduler's freeze write then waits
+/// behind it. The parent (ultimately the root) balances across these CPUs anyway.
+fn no_domain_rebuild(dir: &Path) {
+    let _ = write_file(&dir.join("cpuset.sched_load_balance"), "0");
+}
+
 /// Confines v1 cpuset `dir` (child of `parent`) to `cpus`, with the parent's memory nodes.
 pub(crate) fn set_v1_cpuset(dir: &Path, parent: &Path, cpus: &[u32]) -> Result<()> {
+    no_domain_rebuild(dir);
     let mems =
         fs::read_to_string(parent.join("cpuset.mems")).map_err(|e| Error::io(format!("reading {}/cpuset.mems", parent.display()), e))?;
     write_file(&dir.join("cpuset.cpus"), &cpu_list(cpus))?;
