@@ -31,6 +31,14 @@ pub const CONTROL_FD: i32 = 3;
 pub const DOORBELL_FD: i32 = 4;
 /// Environment variable that says the program runs under Partita (value: the partition id).
 pub const ENV_PARTITION: &str = "PARTITA_PARTITION";
+/// Environment variable present when a multi-core partition is stopped and released per core:
+/// inherited descriptors (space-separated numbers, -1 = absent) of cgroup files the runtime
+/// writes a thread id to, to keep each thread in the cgroup of the core it is pinned to:
+/// `STAGING T0 S0 T1 S1 ...`. STAGING is `cgroup.threads` of a cgroup that stays frozen;
+/// Ti is `cgroup.threads` of partition core i (index into `host_cpus`), Si the `tasks` of its
+/// v1 cpuset (-1 without). A thread moves to core i by: STAGING, then Si (or affinity), then
+/// Ti, so that it never runs outside core i's windows or on another CPU.
+pub const ENV_THREAD_PLACEMENT: &str = "PARTITA_THREAD_PLACEMENT";
 
 pub const MAX_CORES: usize = 16;
 pub const MAX_SCHEDULES: usize = 8;
@@ -205,12 +213,20 @@ impl ScheduleState {
     }
 }
 
+/// Bits of [`ScheduleEntry::flags`].
+pub mod schedule_flags {
+    /// The partition's Partition_Schedule in this schedule has `SetModuleSchedule="true"`: it
+    /// may call SET_MODULE_SCHEDULE while this schedule is in force.
+    pub const MAY_SET_SCHEDULE: u32 = 1;
+}
+
 /// One configured module schedule, as the partition sees it (written once before start).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct ScheduleEntry {
     pub id: u32,
-    pub _pad: u32,
+    /// [`schedule_flags`] of the partition in this schedule.
+    pub flags: u32,
     pub name: [u8; NAME_LEN],
     pub major_frame_ns: i64,
     /// The partition's period and duration in this schedule (0 if absent from it).
@@ -219,7 +235,8 @@ pub struct ScheduleEntry {
 }
 
 impl ScheduleEntry {
-    pub const EMPTY: ScheduleEntry = ScheduleEntry { id: 0, _pad: 0, name: [0; NAME_LEN], major_frame_ns: 0, period_ns: 0, duration_ns: 0 };
+    pub const EMPTY: ScheduleEntry =
+        ScheduleEntry { id: 0, flags: 0, name: [0; NAME_LEN], major_frame_ns: 0, period_ns: 0, duration_ns: 0 };
 }
 
 /// Requests a partition makes of the module; posted by bumping `seq` after writing

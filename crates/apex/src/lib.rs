@@ -39,6 +39,7 @@ mod monitor;
 pub mod names;
 mod objects;
 mod partition;
+mod placement;
 mod process;
 mod runtime;
 mod schedule;

@@ -39,6 +39,9 @@ pub fn set_partition_mode(m: u32) -> ApexResult<()> {
         _ => {}
     }
     if target == OperatingMode::Normal {
+        // Above the processes it releases, so that it reaches its park (see park_forever)
+        // before they run; they then start in priority order.
+        park_priority(rt);
         enter_normal(rt);
         park_forever();
     }
@@ -65,11 +68,22 @@ fn enter_normal(rt: &Runtime) {
 }
 
 /// Blocks the calling thread for good (it must not return, nor end the program).
+///
+/// It parks above every process priority: each stop of the partition wakes sleeping threads
+/// so that they trap into the cgroup freezer, and a woken thread that a busy thread of the
+/// next partition on its CPU keeps from running would keep the stop from being confirmed.
+/// Trapping and restarting the wait run no code of the program.
 pub fn park_forever() -> ! {
     static PARK: AtomicU32 = AtomicU32::new(0);
+    park_priority(rt());
     loop {
         sys::futex_wait(&PARK, 0, None, Futex::Private);
     }
+}
+
+fn park_priority(rt: &Runtime) {
+    // SAFETY: pthread_self has no preconditions.
+    crate::threads::set_priority(rt, unsafe { libc::pthread_self() }, crate::runtime::TIMER_RT_PRIO);
 }
 
 /// Posts a request to the module and rings its doorbell. Waits (briefly, bounded) for the

@@ -290,7 +290,12 @@ pub fn initialize_process_core_affinity(id: ProcessId, core: ProcessorCoreId) ->
     if rt.mode() == mode::NORMAL {
         return Err(ErrorReturnCode::InvalidMode);
     }
-    if let Err(e) = sys::set_affinity(slot.thread(), &cpus) {
+    // Gated per core, a process runs on one core: without a preference, the first.
+    let placed = rt.placement.as_ref().map(|p| {
+        let target = usize::try_from(core).unwrap_or(0);
+        p.tid_of(slot.thread()).ok_or(libc::ESRCH).and_then(|tid| p.move_to(tid, target, rt.host_cpus[target]))
+    });
+    if let Err(e) = placed.unwrap_or_else(|| sys::set_affinity(slot.thread(), &cpus)) {
         eprintln!("partita-apex: warning: cannot pin process {id} to CPUs {cpus:?}: {}", std::io::Error::from_raw_os_error(e));
     }
     slot.core.store(core, Ordering::Release);

@@ -48,6 +48,8 @@ pub struct Runtime {
     pub requested_at_switch: AtomicI64,
     /// Per partition core: the probe `wake` count of the last first-process dispatch recorded.
     pub last_dispatch: Vec<AtomicU32>,
+    /// Gated per core by the module: how threads are kept in their core's cgroup.
+    pub placement: Option<crate::placement::Placement>,
 }
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -102,6 +104,7 @@ impl Runtime {
             trace_stderr: standalone && std::env::var_os("PARTITA_STANDALONE_TRACE").is_some_and(|v| v != "0"),
             requested_schedule: AtomicU32::new(0),
             requested_at_switch: AtomicI64::new(0),
+            placement: if standalone { None } else { crate::placement::Placement::from_env(n) },
         }
     }
 
@@ -292,7 +295,8 @@ fn standalone_block() -> &'static ControlBlock {
     cb.schedule_count = 1;
     cb.schedules[0] = abi::ScheduleEntry {
         id: 1,
-        _pad: 0,
+        // Alone, the program is its own module: nothing to refuse.
+        flags: abi::schedule_flags::MAY_SET_SCHEDULE,
         name: abi::name_bytes("standalone"),
         major_frame_ns: period,
         period_ns: period,

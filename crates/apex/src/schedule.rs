@@ -38,12 +38,19 @@ pub fn get_module_schedule_status() -> ScheduleStatus {
     ScheduleStatus { time_of_last_schedule_switch: last, current_schedule: s.current_id as ScheduleId, next_schedule: next as ScheduleId }
 }
 
-/// SET_MODULE_SCHEDULE: the module switches at the end of the current major frame.
+/// SET_MODULE_SCHEDULE: the module switches at the end of the current major frame. Only a
+/// partition whose Partition_Schedule in the schedule in force says `SetModuleSchedule="true"`
+/// may ask (INVALID_CONFIG otherwise, ARINC 653 Part 2); the module checks again.
 pub fn set_module_schedule(id: ScheduleId) -> ApexResult<()> {
     let rt = rt();
     let known = u32::try_from(id).ok().filter(|&id| configured(rt).iter().any(|e| e.id == id));
     let Some(id) = known else { return Err(ErrorReturnCode::InvalidParam) };
     let s = rt.schedule();
+    let authorized =
+        configured(rt).iter().find(|e| e.id == s.current_id).is_some_and(|e| e.flags & partita_abi::schedule_flags::MAY_SET_SCHEDULE != 0);
+    if !authorized {
+        return Err(ErrorReturnCode::InvalidConfig);
+    }
     rt.requested_at_switch.store(s.time_of_last_switch_ns, Ordering::Release);
     rt.requested_schedule.store(id + 1, Ordering::Release);
     if rt.standalone {

@@ -2,9 +2,11 @@
 //! When real-time scheduling is not permitted (EPERM), the runtime degrades to SCHED_OTHER with
 //! one warning on stderr and keeps going.
 
+use crate::placement::Placement;
 use crate::runtime::Runtime;
-use crate::sys;
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::sys::{self, Futex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// Inaccessible area below each thread's stack.
 const GUARD_SIZE: usize = 64 << 10;
@@ -38,8 +40,87 @@ pub fn set_priority(rt: &Runtime, t: libc::pthread_t, prio: i32) {
 }
 
 /// Creates a thread at SCHED_FIFO `prio`, pinned to `cpus`, with at least `stack` bytes of
-/// stack. Returns the thread or the error number of pthread_create.
+/// stack. Returns the thread or the error number of pthread_create. Gated per core (see
+/// `placement`), a thread runs on one core: the one of `cpus` if it names one CPU, else the
+/// creator's.
 pub fn spawn(
+    rt: &Runtime,
+    start: StartRoutine,
+    arg: *mut libc::c_void,
+    prio: i32,
+    cpus: &[u32],
+    stack: usize,
+) -> Result<libc::pthread_t, i32> {
+    match &rt.placement {
+        Some(placement) => spawn_placed(rt, placement, start, arg, prio, cpus, stack),
+        None => spawn_pinned(rt, start, arg, prio, cpus, stack),
+    }
+}
+
+/// What a placed thread and its creator share until the thread is in its core's cgroup.
+struct Handshake {
+    start: StartRoutine,
+    arg: usize,
+    tid: AtomicU32,
+    placed: AtomicU32,
+}
+
+/// Starts the thread on the creator's core (where it may run now), learns its thread id,
+/// moves it to its core and only then lets it run its start routine.
+fn spawn_placed(
+    rt: &Runtime,
+    placement: &Placement,
+    start: StartRoutine,
+    arg: *mut libc::c_void,
+    prio: i32,
+    cpus: &[u32],
+    stack: usize,
+) -> Result<libc::pthread_t, i32> {
+    let here = rt.current_core_index().unwrap_or(0);
+    let target = match cpus {
+        [cpu] => rt.host_cpus.iter().position(|c| c == cpu).unwrap_or(here),
+        _ => here,
+    };
+    let shake = Arc::new(Handshake { start, arg: arg as usize, tid: AtomicU32::new(0), placed: AtomicU32::new(0) });
+    let raw = Arc::into_raw(shake.clone()) as *mut libc::c_void;
+    let t = match spawn_pinned(rt, placed_start, raw, prio, &[rt.host_cpus[here]], stack) {
+        Ok(t) => t,
+        Err(e) => {
+            // SAFETY: the thread was not created, so the reference given to it is ours again.
+            drop(unsafe { Arc::from_raw(raw as *const Handshake) });
+            return Err(e);
+        }
+    };
+    while shake.tid.load(Ordering::Acquire) == 0 {
+        sys::futex_wait(&shake.tid, 0, None, Futex::Private);
+    }
+    let tid = shake.tid.load(Ordering::Acquire) as i32;
+    if target != here
+        && let Err(e) = placement.move_to(tid, target, rt.host_cpus[target])
+    {
+        eprintln!("partita-apex: warning: cannot move a thread to core {target}: {}", std::io::Error::from_raw_os_error(e));
+    }
+    placement.remember(t, tid);
+    shake.placed.store(1, Ordering::Release);
+    sys::futex_wake(&shake.placed, 1, Futex::Private);
+    Ok(t)
+}
+
+extern "C" fn placed_start(arg: *mut libc::c_void) -> *mut libc::c_void {
+    // SAFETY: `arg` is the Arc reference `spawn_placed` gave this thread.
+    let shake = unsafe { Arc::from_raw(arg as *const Handshake) };
+    // SAFETY: gettid has no preconditions.
+    shake.tid.store(unsafe { libc::gettid() } as u32, Ordering::Release);
+    sys::futex_wake(&shake.tid, 1, Futex::Private);
+    while shake.placed.load(Ordering::Acquire) == 0 {
+        sys::futex_wait(&shake.placed, 0, None, Futex::Private);
+    }
+    let (start, arg) = (shake.start, shake.arg as *mut libc::c_void);
+    drop(shake);
+    start(arg)
+}
+
+fn spawn_pinned(
     rt: &Runtime,
     start: StartRoutine,
     arg: *mut libc::c_void,

@@ -53,7 +53,7 @@ fn control_block(cpu: u32) -> (i32, &'static ControlBlock) {
     cb.schedule_count = 2;
     let entry = |id, name| ScheduleEntry {
         id,
-        _pad: 0,
+        flags: abi::schedule_flags::MAY_SET_SCHEDULE,
         name: abi::name_bytes(name),
         major_frame_ns: 2 * PERIOD,
         period_ns: PERIOD,

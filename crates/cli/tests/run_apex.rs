@@ -156,3 +156,147 @@ fn a_fixed_priority_core_serves_the_most_urgent_partition_first() {
     let low_runs = std::fs::read_to_string(dir.path().join("logs/Low.log")).unwrap().lines().filter(|l| l.starts_with("ran ")).count();
     assert!(low_runs as u32 >= frames / 2, "Low ran in only {low_runs} intervals");
 }
+
+#[test]
+fn only_a_partition_with_set_module_schedule_may_change_the_schedule() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build("schedset", dir.path());
+    for authorized in [false, true] {
+        let xml = format!(
+            r#"<ARINC_653_Module ModuleName="SchedSet" xmlns:pt="urn:partita:1">
+  <Partition PartitionIdentifier="1" PartitionName="S" pt:Executable="{}"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="first" MajorFrameSeconds="0.02" InitialModuleSchedule="true">
+    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.02" PeriodDurationSeconds="0.01" SetModuleSchedule="{authorized}">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+  <Module_Schedule ScheduleIdentifier="2" ScheduleName="other" MajorFrameSeconds="0.02">
+    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.02" PeriodDurationSeconds="0.005">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.005"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+</ARINC_653_Module>
+"#,
+            exe.display()
+        );
+        let config = dir.path().join("module.xml");
+        std::fs::write(&config, xml).unwrap();
+        let (stdout, events) = run(&config, 20);
+        let lines: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("[S] ")).collect();
+        let changes = events.iter().filter(|e| matches!(e, Event::ScheduleChange { .. })).count();
+        let last = lines.iter().rev().find(|l| l.starts_with("current ")).copied();
+        if authorized {
+            assert_eq!(lines[..2], ["SET_MODULE_SCHEDULE 0", "next 2 other 2"], "{stdout}");
+            assert_eq!(changes, 1, "{events:?}");
+            assert_eq!(last, Some("current 2"), "{stdout}");
+        } else {
+            // INVALID_CONFIG = 4; the next schedule stays the current one.
+            assert_eq!(lines[..2], ["SET_MODULE_SCHEDULE 4", "next 1 other 2"], "{stdout}");
+            assert_eq!(changes, 0, "{events:?}");
+            assert!(lines.iter().filter(|l| l.starts_with("current ")).all(|l| *l == "current 1"), "{stdout}");
+            assert!(last.is_some(), "{stdout}");
+        }
+    }
+}
+
+#[test]
+fn a_multi_core_partition_runs_on_each_core_only_in_that_cores_windows() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let multi = build("timecheck_cores", dir.path());
+    let single = build("timecheck", dir.path());
+    // 40 ms frame. M has different windows on its two cores; A and B fill the rest.
+    let m_windows: [(u32, &[(u32, u32)]); 2] = [(0, &[(0, 10), (20, 30)]), (1, &[(10, 25)])];
+    let xml = format!(
+        r#"<ARINC_653_Module ModuleName="PerCore" xmlns:pt="urn:partita:1">
+  <pt:Cores Cpus="0-1"/>
+  <Partition PartitionIdentifier="1" PartitionName="M" pt:Executable="{multi}"/>
+  <Partition PartitionIdentifier="2" PartitionName="A" pt:Executable="{single}"/>
+  <Partition PartitionIdentifier="3" PartitionName="B" pt:Executable="{single}"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="s" MajorFrameSeconds="0.04">
+    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.04" PeriodDurationSeconds="0.015">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01" pt:Core="0"/>
+      <Window_Schedule WindowIdentifier="2" WindowStartSeconds="0.02" WindowDurationSeconds="0.01" pt:Core="0"/>
+      <Window_Schedule WindowIdentifier="3" WindowStartSeconds="0.01" WindowDurationSeconds="0.015" pt:Core="1"/>
+    </Partition_Schedule>
+    <Partition_Schedule PartitionIdentifier="2" PeriodSeconds="0.04" PeriodDurationSeconds="0.02">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0.01" WindowDurationSeconds="0.01" pt:Core="0"/>
+      <Window_Schedule WindowIdentifier="2" WindowStartSeconds="0.03" WindowDurationSeconds="0.01" pt:Core="0"/>
+    </Partition_Schedule>
+    <Partition_Schedule PartitionIdentifier="3" PeriodSeconds="0.04" PeriodDurationSeconds="0.025">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01" pt:Core="1"/>
+      <Window_Schedule WindowIdentifier="2" WindowStartSeconds="0.025" WindowDurationSeconds="0.015" pt:Core="1"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+</ARINC_653_Module>
+"#,
+        multi = multi.display(),
+        single = single.display()
+    );
+    let config = dir.path().join("module.xml");
+    std::fs::write(&config, xml).unwrap();
+    let frames = 50;
+    let (stdout, events) = run(&config, frames);
+    let ms = 1_000_000i64;
+    let log = std::fs::read_to_string(dir.path().join("logs/M.log")).unwrap();
+    assert!(!log.contains("wrong cpu"), "a process of M ran on another core than its own:\n{log}");
+    for (core, windows) in m_windows {
+        let intervals: Vec<(i64, i64)> = log
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("ran {core} ")))
+            .map(|l| {
+                let mut it = l.split_whitespace().map(|v| v.parse::<i64>().unwrap());
+                (it.next().unwrap(), it.next().unwrap())
+            })
+            .collect();
+        assert!(intervals.len() as u32 >= frames / 2, "M ran on core {core} in only {} intervals:\n{log}\n{stdout}", intervals.len());
+        for &(start, end) in &intervals {
+            let frame = start.div_euclid(40 * ms);
+            let inside = windows.iter().any(|&(a, b)| start >= frame * 40 * ms + a as i64 * ms && end <= frame * 40 * ms + b as i64 * ms);
+            assert!(inside, "M ran on core {core} during [{start}, {end}] ns, outside that core's windows {windows:?} of frame {frame}");
+        }
+    }
+    // Window starts and partition switch costs are traced per core.
+    for core in [0, 1] {
+        assert!(
+            events.iter().any(|e| matches!(e, Event::PartitionRunning { core: c, partition: 1, .. } if *c == core)),
+            "no PCS of M on core {core}"
+        );
+    }
+    let summary = summarize(&events);
+    assert!(summary.check.ok, "{summary}");
+}
+
+#[test]
+fn a_partition_cannot_move_its_threads_to_another_cpu() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build("escape", dir.path());
+    // E runs on core 1 (CPU 1) and tries to move to CPU 0, then to every CPU.
+    let xml = format!(
+        r#"<ARINC_653_Module ModuleName="Escape" xmlns:pt="urn:partita:1">
+  <pt:Cores Cpus="0-1"/>
+  <Partition PartitionIdentifier="1" PartitionName="E" pt:Executable="{}" pt:Arguments="0"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="s" MajorFrameSeconds="0.02">
+    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01" pt:Core="1"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+</ARINC_653_Module>
+"#,
+        exe.display()
+    );
+    let config = dir.path().join("module.xml");
+    std::fs::write(&config, xml).unwrap();
+    let (stdout, _) = run(&config, 10);
+    let lines: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("[E] ")).collect();
+    // EINVAL = 22: CPU 0 is outside the partition's cpuset; asking for every CPU leaves it on 1.
+    assert_eq!(lines.get(..2), Some(&["other -1 errno 22 allowed 1 on 1", "all 0 errno 0 allowed 1 on 1"][..]), "{stdout}");
+}

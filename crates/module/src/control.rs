@@ -3,7 +3,9 @@
 //! passed to it as fd 3.
 
 use crate::plan::{Plan, PlannedPartition};
-use partita_abi::{ABI_MAGIC, ABI_VERSION, ControlBlock, MAX_CORES, MAX_SCHEDULES, ScheduleEntry, ScheduleSnapshot, mode, name_bytes};
+use partita_abi::{
+    ABI_MAGIC, ABI_VERSION, ControlBlock, MAX_CORES, MAX_SCHEDULES, ScheduleEntry, ScheduleSnapshot, mode, name_bytes, schedule_flags,
+};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
@@ -89,8 +91,9 @@ fn init(cb: &mut ControlBlock, plan: &Plan, p: &PlannedPartition, epoch_ns: i64)
     cb.schedule_count = plan.schedules.len().min(MAX_SCHEDULES) as u32;
     for (i, s) in plan.schedules.iter().take(MAX_SCHEDULES).enumerate() {
         let (period_ns, duration_ns) = s.periods[me];
+        let flags = if s.may_set_schedule[me] { schedule_flags::MAY_SET_SCHEDULE } else { 0 };
         cb.schedules[i] =
-            ScheduleEntry { id: s.id, _pad: 0, name: name_bytes(&s.name), major_frame_ns: s.major_frame_ns, period_ns, duration_ns };
+            ScheduleEntry { id: s.id, flags, name: name_bytes(&s.name), major_frame_ns: s.major_frame_ns, period_ns, duration_ns };
     }
     cb.status.operating_mode.store(mode::COLD_START, Ordering::Relaxed);
     cb.status.module_running.store(1, Ordering::Relaxed);

@@ -19,4 +19,11 @@ pub trait PartitionGate: Send + Sync {
     fn release(&self) -> io::Result<()>;
     /// A short name of the mechanism, for the trace header and the summary.
     fn mechanism(&self) -> &'static str;
+    /// The gate of the partition's threads on module core `core`, when the partition is
+    /// stopped and released per core (a multi-core partition whose cores have different
+    /// windows); None: the partition stops and starts as a whole.
+    fn core(&self, core: usize) -> Option<&dyn PartitionGate> {
+        let _ = core;
+        None
+    }
 }

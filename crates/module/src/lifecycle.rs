@@ -10,7 +10,7 @@ use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SignalGate, S
 use crate::hm::{Action, HmTables, code_name, code_of_exit, level_name};
 use crate::output::PartitionOutput;
 use crate::partition_events::{mode_name, start_condition_name, to_trace};
-use crate::process_gate::ProcessGate;
+use crate::process_gate::{CoreGates, ProcessGate};
 use crate::run_state::{RunState, partition_state};
 use partita_abi::{HmReport, error_code, mode, request, start_condition, system_state};
 use partita_trace::Event;
@@ -50,6 +50,8 @@ pub struct Launch {
     pub workdir: PathBuf,
     pub cpus: Vec<usize>,
     pub cgroup: Option<Arc<PartitionCgroup>>,
+    /// Gated per core: the per-core cgroups its threads are placed in.
+    pub per_core: Option<Arc<CoreGates>>,
     /// With signal gating: where the scheduler finds the current program's handle.
     pub signals: Option<Arc<ProcessGate>>,
     pub namespaces: bool,
@@ -198,6 +200,10 @@ impl<'a> Lifecycle<'a> {
         spec.cgroup = l.cgroup.as_deref();
         spec.namespaces = l.namespaces;
         spec.rt_priority = l.rt_priority;
+        if let Some(gates) = &l.per_core {
+            spec.inherited = Some((partita_abi::ENV_THREAD_PLACEMENT, gates.placement_fds()));
+            spec.main_core = gates.first();
+        }
         let spawned = spawn(&spec).map_err(|e| e.to_string())?;
         for w in &spawned.warnings {
             eprintln!("partita: partition {}: {w}", l.name);
@@ -524,7 +530,15 @@ impl<'a> Lifecycle<'a> {
             request::SET_MODE => self.set_mode(i, arg),
             request::SET_MODULE_SCHEDULE => {
                 let plan = &self.state.plan;
+                let current = self.state.schedule.load(Ordering::Acquire);
                 match plan.schedule_index(arg) {
+                    // The runtime refuses it with INVALID_CONFIG; a request posted anyway is not obeyed.
+                    Some(_) if !plan.schedules[current].may_set_schedule[i] => {
+                        eprintln!(
+                            "partita: partition {} may not set the module schedule (SetModuleSchedule); ignored",
+                            self.launches[i].name
+                        )
+                    }
                     Some(index) => {
                         self.state.request_schedule(index, crate::backend::rt::now_ns(), 1_000_000);
                         for p in &self.state.partitions {

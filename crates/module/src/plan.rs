@@ -55,6 +55,9 @@ pub struct PlannedSchedule {
     pub slots: Vec<Vec<Slot>>,
     /// Per partition (indexed like `Plan::partitions`): period and duration, 0 if absent.
     pub periods: Vec<(i64, i64)>,
+    /// Per partition: it may call SET_MODULE_SCHEDULE while this schedule is in force
+    /// (`SetModuleSchedule` of its Partition_Schedule here).
+    pub may_set_schedule: Vec<bool>,
 }
 
 /// One window of one major frame on one core.
@@ -106,9 +109,11 @@ impl Plan {
         for s in &m.schedules {
             let mut slots = vec![Vec::new(); plan.cores.len()];
             let mut periods = vec![(0, 0); plan.partitions.len()];
+            let mut may_set_schedule = vec![false; plan.partitions.len()];
             for ps in &s.partitions {
                 let Some(p) = m.resolve(&ps.partition).and_then(|p| index_of(p.id.value)) else { continue };
                 periods[p] = (ps.period.value.0, ps.duration.value.0);
+                may_set_schedule[p] = ps.set_module_schedule;
                 for w in &ps.windows {
                     let core = w.core.value as usize;
                     if core < slots.len() {
@@ -131,6 +136,7 @@ impl Plan {
                 major_frame_ns: s.major_frame.value.0,
                 slots,
                 periods,
+                may_set_schedule,
             });
         }
         for c in &m.cores {
@@ -159,8 +165,10 @@ impl Plan {
     }
 
     /// What this version of the scheduler cannot run yet, each as a message naming the
-    /// element to change; empty when the plan can run.
-    pub fn unsupported(&self) -> Vec<String> {
+    /// element to change; empty when the plan can run. `per_core_gating`: a multi-core
+    /// partition can be stopped on one core while it runs on another (cgroup v2 threaded
+    /// cgroups and the cgroup freezer gate); without it, its cores must share its windows.
+    pub fn unsupported(&self, per_core_gating: bool) -> Vec<String> {
         let mut out = Vec::new();
         for p in &self.partitions {
             if let Some((core, _)) = p.served_by_priority {
@@ -180,25 +188,33 @@ impl Plan {
                 }
             }
         }
-        // A partition stops and starts as a whole, so a multi-core partition must have the
-        // same windows on each of its cores.
+        if per_core_gating {
+            return out;
+        }
+        // Stopped and started as a whole, a multi-core partition must have the same windows
+        // on each of its cores.
         for s in &self.schedules {
             for (pi, p) in self.partitions.iter().enumerate() {
-                let per_core: Vec<Vec<(i64, i64)>> = p
-                    .cores
-                    .iter()
-                    .map(|&c| s.slots[c as usize].iter().filter(|sl| sl.partition == pi).map(|sl| (sl.start_ns, sl.end_ns)).collect())
-                    .filter(|w: &Vec<(i64, i64)>| !w.is_empty())
-                    .collect();
-                if per_core.windows(2).any(|w| w[0] != w[1]) {
+                if self.windows_differ(s, pi) {
                     out.push(format!(
-                        "partition {} \"{}\" has different windows on its cores in schedule \"{}\": `partita run` stops and releases a multi-core partition on all its cores at once, so give it the same windows on each core",
+                        "partition {} \"{}\" has different windows on its cores in schedule \"{}\": without cgroup v2 threaded cgroups and the cgroup freezer, `partita run` stops and releases a multi-core partition on all its cores at once, so give it the same windows on each core",
                         p.id, p.name, s.name
                     ));
                 }
             }
         }
         out
+    }
+
+    /// Whether partition `pi` has different windows on its cores in schedule `s`.
+    fn windows_differ(&self, s: &PlannedSchedule, pi: usize) -> bool {
+        let per_core: Vec<Vec<(i64, i64)>> = self.partitions[pi]
+            .cores
+            .iter()
+            .map(|&c| s.slots[c as usize].iter().filter(|sl| sl.partition == pi).map(|sl| (sl.start_ns, sl.end_ns)).collect())
+            .filter(|w: &Vec<(i64, i64)>| !w.is_empty())
+            .collect();
+        per_core.windows(2).any(|w| w[0] != w[1])
     }
 
     pub fn schedule_index(&self, id: u32) -> Option<usize> {
@@ -265,7 +281,7 @@ mod tests {
     fn unsupported_layouts_are_named() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
         let fp = partita_config::check_file(&root.join("fixed-priority.xml")).unwrap();
-        let msgs = Plan::new(fp.module.as_ref().unwrap()).unsupported();
+        let msgs = Plan::new(fp.module.as_ref().unwrap()).unsupported(true);
         assert!(msgs.is_empty(), "{msgs:?}");
         let plan = Plan::new(fp.module.as_ref().unwrap());
         // Served partitions have disjoint bands, the higher partition priority higher up.
@@ -278,7 +294,7 @@ mod tests {
             assert!(b0 + l0 + 1 < b1, "bands overlap: {served:?}");
         }
         let fc = partita_config::check_file(&root.join("flight-control.xml")).unwrap();
-        assert!(Plan::new(fc.module.as_ref().unwrap()).unsupported().is_empty());
+        assert!(Plan::new(fc.module.as_ref().unwrap()).unsupported(false).is_empty());
         let xml = r#"<ARINC_653_Module ModuleName="M" xmlns:pt="urn:partita:1">
   <pt:Cores Cpus="0-1"/>
   <Partition PartitionIdentifier="1" PartitionName="A" pt:Executable="a"/>
@@ -290,8 +306,11 @@ mod tests {
   </Module_Schedule>
 </ARINC_653_Module>"#;
         let m = partita_config::check_text(xml, std::path::Path::new("/nonexistent"));
-        let msgs = Plan::new(m.module.as_ref().unwrap()).unsupported();
+        let plan = Plan::new(m.module.as_ref().unwrap());
+        let msgs = plan.unsupported(false);
         assert!(msgs.iter().any(|m| m.contains("partition 1 \"A\" has different windows")), "{msgs:?}");
+        // Gated per core, it runs on each core in that core's windows.
+        assert!(plan.unsupported(true).is_empty());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::gate::PartitionGate;
 use crate::hm::HmTables;
 use crate::lifecycle::{EventSink, Injection, Launch, Lifecycle, doorbell};
 use crate::plan::Plan;
-use crate::process_gate::{CgroupGate, ProcessGate};
+use crate::process_gate::{CgroupGate, CoreGates, ProcessGate};
 use crate::run_state::{PartitionRun, RunState};
 use crate::scheduler::{Clock, run_core};
 use partita_config::model::{Backend, Module};
@@ -135,10 +135,6 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             .ok_or_else(|| format!("--inject names partition {:?}, which the module does not run", j.partition))?;
         injections.push(Injection { partition, code: j.code, at_ns: j.at.as_nanos().min(i64::MAX as u128) as i64 });
     }
-    let unsupported = plan.unsupported();
-    if !unsupported.is_empty() {
-        return Err(unsupported.join("\n"));
-    }
     let caps = probe_capabilities();
     for m in &caps.missing {
         eprintln!("partita: warning: {m}");
@@ -152,10 +148,15 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     for w in &cgroups.warnings {
         eprintln!("partita: warning: {w}");
     }
-    // Partitions are created frozen before the epoch; their initialization runs in their windows.
-    let epoch_ns = rt::now_ns() + 150_000_000 + 20_000_000 * plan.partitions.len() as i64;
     // The stop/release mechanism at window boundaries (docs/scheduling.md).
     let use_signals = std::env::var("PARTITA_GATE").is_ok_and(|v| v == "signal");
+    let per_core_gating = !use_signals && cgroups.freezer == FreezerKind::V2;
+    let unsupported = plan.unsupported(per_core_gating);
+    if !unsupported.is_empty() {
+        return Err(unsupported.join("\n"));
+    }
+    // Partitions are created frozen before the epoch; their initialization runs in their windows.
+    let epoch_ns = rt::now_ns() + 150_000_000 + 20_000_000 * plan.partitions.len() as i64;
     if use_signals {
         eprintln!(
             "partita: warning: PARTITA_GATE=signal is for measurements only: a process-wide SIGSTOP reaches one thread, and a busy higher-priority thread of the partition can keep it from stopping (docs/scheduling.md)"
@@ -166,11 +167,24 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     let workdir = module.base_dir.clone();
     for (i, p) in plan.partitions.iter().enumerate() {
         let limit = (p.memory_bytes > 0).then_some(p.memory_bytes);
-        let cgroup = Arc::new(cgroups.partition(&p.name, limit).map_err(|e| format!("partition {}: {e}", p.name))?);
+        let cpus: Vec<usize> = p.cores.iter().map(|&c| plan.cores[c as usize].cpu as usize).collect();
+        let host_cpus: Vec<u32> = cpus.iter().map(|&c| c as u32).collect();
+        let cgroup = Arc::new(cgroups.partition_on(&p.name, limit, &host_cpus).map_err(|e| format!("partition {}: {e}", p.name))?);
         let control = SharedControl::create(&plan, i, epoch_ns).map_err(|e| format!("partition {}: control block: {e}", p.name))?;
         control.block().hm.process_level.store(hm.process_level_mask(), Ordering::Release);
         let signals = Arc::new(ProcessGate::default());
-        let gate: Arc<dyn PartitionGate> = if use_signals { signals.clone() } else { Arc::new(CgroupGate { cgroup: cgroup.clone() }) };
+        // A multi-core partition is stopped and released per core.
+        let per_core = if per_core_gating && p.cores.len() > 1 {
+            let cores: Vec<(usize, u32)> = p.cores.iter().map(|&c| (c as usize, plan.cores[c as usize].cpu)).collect();
+            Some(Arc::new(CoreGates::new(&cgroup, plan.cores.len(), &cores).map_err(|e| format!("partition {}: {e}", p.name))?))
+        } else {
+            None
+        };
+        let gate: Arc<dyn PartitionGate> = match (&per_core, use_signals) {
+            (Some(gates), _) => gates.clone(),
+            (None, true) => signals.clone(),
+            (None, false) => Arc::new(CgroupGate { cgroup: cgroup.clone() }),
+        };
         runs.push(PartitionRun {
             control,
             gate,
@@ -184,8 +198,10 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             program: p.executable.clone(),
             args: p.arguments.iter().map(Into::into).collect(),
             workdir: workdir.clone(),
-            cpus: p.cores.iter().map(|&c| plan.cores[c as usize].cpu as usize).collect(),
+            // Gated per core, the main thread starts on the first core only.
+            cpus: if per_core.is_some() { cpus[..1].to_vec() } else { cpus },
             cgroup: Some(cgroup),
+            per_core,
             signals: use_signals.then_some(signals),
             namespaces: caps.namespaces,
             rt_priority: caps.sched_fifo.then_some(p.rt_band.0 as i32),

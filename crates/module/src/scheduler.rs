@@ -116,7 +116,7 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             let planned = frame_start + b.offset_ns;
             let wake_at = planned - margin.get();
             clock.sleep_until(wake_at);
-            confirm_stops(state, core, &mut pending);
+            confirm_stops(state, core, &mut pending, open.map(|o| o.0));
             let acted = clock.now_ns();
             if let Some((p, window, start_offset)) = b.end {
                 state.emit(
@@ -129,15 +129,17 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
                         planned: state.rel(planned),
                     },
                 );
-                if let Some(requested_ns) = leave(state, p, clock) {
+                if let Some(requested_ns) = leave(state, core, p, clock) {
                     pending.push(PendingStop { partition: p, requested_ns });
                 }
                 report_probe(state, core, p, frame_start + start_offset);
                 open = None;
             }
-            // Released while this thread holds the core, unless the partition also runs on
-            // other cores (then its threads there would start before the boundary).
-            let starting = b.start.map(|(p, window)| (p, window, plan.partitions[p].cores.len() > 1));
+            // Released while this thread holds the core, unless the partition is released as
+            // a whole and also runs on other cores (its threads there would start before the
+            // boundary). Gated per core, its threads here are pinned here.
+            let starting =
+                b.start.map(|(p, window)| (p, window, plan.partitions[p].cores.len() > 1 && state.partitions[p].gate.core(core).is_none()));
             let mut woken_late: Option<usize> = None;
             if let Some((p, _, false)) = starting
                 && !enter(state, core, p, planned)
@@ -191,12 +193,12 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             core,
             Event::WindowEnd { t: state.rel(now), core: core as u32, partition: plan.partitions[p].id, window: 0, planned: state.rel(now) },
         );
-        if let Some(requested_ns) = leave(state, p, clock) {
+        if let Some(requested_ns) = leave(state, core, p, clock) {
             pending.push(PendingStop { partition: p, requested_ns });
         }
     }
     if let Some((p, planned)) = open {
-        if let Some(requested_ns) = leave(state, p, clock) {
+        if let Some(requested_ns) = leave(state, core, p, clock) {
             pending.push(PendingStop { partition: p, requested_ns });
         }
         report_probe(state, core, p, planned);
@@ -205,7 +207,7 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     let deadline = clock.now_ns() + 500_000_000;
     while !pending.is_empty() && clock.now_ns() < deadline {
         clock.sleep_until(clock.now_ns() + 100_000);
-        confirm_stops(state, core, &mut pending);
+        confirm_stops(state, core, &mut pending, None);
     }
     for s in pending {
         eprintln!("partita: partition {} did not stop within 0.5 s of the end of the run", state.plan.partitions[s.partition].name);
@@ -225,10 +227,13 @@ fn next_wake(list: &[Boundary], b: &Boundary, frame_start: i64, maf: i64) -> i64
 
 /// Checks the stops requested at earlier boundaries; the confirmed ones are traced with the
 /// instant they took effect (the request, made while the partition could not run).
-fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>) {
+/// `open_here`: the partition whose window is open on this core.
+fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, open_here: Option<usize>) {
     pending.retain(|s| {
         let run = &state.partitions[s.partition];
-        match run.gate.is_stopped() {
+        let per_core = run.gate.core(core);
+        let released_again = if per_core.is_some() { open_here == Some(s.partition) } else { run.active_cores.load(Ordering::Acquire) > 0 };
+        match per_core.unwrap_or(&*run.gate).is_stopped() {
             Ok(true) => {
                 state.emit(
                     core,
@@ -243,7 +248,7 @@ fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>) 
             // Released again before the kernel confirmed the stop (the vCPU was stalled, or
             // higher-priority threads kept the partition's threads from reaching the freezer):
             // the stop took effect when requested, but say that it was not confirmed.
-            Ok(false) if run.active_cores.load(Ordering::Acquire) > 0 => {
+            Ok(false) if released_again => {
                 eprintln!(
                     "partita: warning: the stop of partition {} requested at {:+.3} ms was not confirmed before its next window",
                     state.plan.partitions[s.partition].name,
@@ -282,7 +287,14 @@ fn enter(state: &RunState, core: usize, p: usize, planned: i64) -> bool {
         probe.wake.fetch_add(1, Ordering::Release);
         run.pending_probe[core].store(planned, Ordering::Release);
     }
-    if run.active_cores.fetch_add(1, Ordering::AcqRel) == 0 {
+    let first = run.active_cores.fetch_add(1, Ordering::AcqRel) == 0;
+    if let Some(gate) = run.gate.core(core) {
+        if let Err(e) = gate.release() {
+            eprintln!("partita: cannot release partition {} on core {core}: {e}", state.plan.partitions[p].name);
+        }
+        return true;
+    }
+    if first {
         if let Err(e) = run.gate.release() {
             eprintln!("partita: cannot release partition {}: {e}", state.plan.partitions[p].name);
         }
@@ -291,16 +303,19 @@ fn enter(state: &RunState, core: usize, p: usize, planned: i64) -> bool {
     false
 }
 
-/// Closes partition `p`'s window on this core and requests its stop unless another core still
-/// has it open (a multi-core partition). Returns when the stop was requested.
-fn leave(state: &RunState, p: usize, clock: &dyn Clock) -> Option<i64> {
+/// Closes partition `p`'s window on `core` and requests its stop there (gated per core), or
+/// as a whole unless another core still has it open. Returns when the stop was requested.
+fn leave(state: &RunState, core: usize, p: usize, clock: &dyn Clock) -> Option<i64> {
     let run = &state.partitions[p];
     // Saturating: an inactive partition was never counted in.
     let before = run.active_cores.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1)).unwrap_or(0);
-    if before != 1 {
-        return None;
-    }
-    match run.gate.request_stop() {
+    let gate = match run.gate.core(core) {
+        // Stopped here even if it never ran (inactive): its core cgroup was thawed at enter.
+        Some(gate) => gate,
+        None if before != 1 => return None,
+        None => &*run.gate,
+    };
+    match gate.request_stop() {
         Ok(()) => Some(clock.now_ns()),
         Err(e) => {
             eprintln!("partita: cannot stop partition {}: {e}", state.plan.partitions[p].name);

@@ -35,7 +35,7 @@ mod tests {
     use super::*;
 
     fn schedule(slots: Vec<Slot>) -> PlannedSchedule {
-        PlannedSchedule { id: 1, name: "s".into(), major_frame_ns: 100, slots: vec![slots], periods: vec![] }
+        PlannedSchedule { id: 1, name: "s".into(), major_frame_ns: 100, slots: vec![slots], periods: vec![], may_set_schedule: vec![] }
     }
 
     #[test]

@@ -28,7 +28,12 @@ fn detects_hybrid_unified_and_legacy_layouts() {
     let s = CgroupSystem::from_tables(unified, "0::/user.slice\n").unwrap();
     assert_eq!(s.layout, CgroupLayout::Unified);
     assert_eq!(s.v2_root.as_deref(), Some(Path::new("/sys/fs/cgroup")));
-    assert!(s.v1_memory.is_none() && s.v1_freezer.is_none());
+    assert!(s.v1_memory.is_none() && s.v1_freezer.is_none() && s.v1_cpuset.is_none());
+
+    // The v1 cpuset hierarchy of a hybrid machine (partitions are confined to their CPUs there).
+    let with_cpuset = format!("{HYBRID_MOUNTS}36 30 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n");
+    let s = CgroupSystem::from_tables(&with_cpuset, "3:cpuset:/\n").unwrap();
+    assert_eq!(s.v1_cpuset.as_deref(), Some(Path::new("/sys/fs/cgroup/cpuset")));
 
     let legacy: String = HYBRID_MOUNTS.lines().filter(|l| !l.contains("cgroup2")).map(|l| format!("{l}\n")).collect();
     let s = CgroupSystem::from_tables(&legacy, HYBRID_OWN).unwrap();
@@ -171,7 +176,7 @@ fn threaded_core_cgroups_freeze_one_core_while_the_other_runs() {
     };
     wait_until("the helper's threads", || tid("spin-a").is_some() && tid("spin-b").is_some());
     let (a, b) = (tid("spin-a").unwrap(), tid("spin-b").unwrap());
-    let (core0, core1) = (cg.core(0).unwrap(), cg.core(1).unwrap());
+    let (core0, core1) = (cg.core(0, None).unwrap(), cg.core(1, None).unwrap());
     core0.add_thread(a).unwrap();
     core1.add_thread(b).unwrap();
     assert_eq!(core0.threads().unwrap(), vec![a]);

@@ -1,6 +1,7 @@
 //! Cgroups of a run: `partita-<module pid>/<partition name>` in the cgroup v2 tree (freezing,
-//! `cgroup.kill`, memory where the v2 memory controller is available) and, on hybrid or
-//! v1-only machines, in the v1 `memory` and `freezer` hierarchies as needed.
+//! `cgroup.kill`, memory and cpuset where those v2 controllers are available) and, on hybrid or
+//! v1-only machines, in the v1 `memory`, `cpuset` and `freezer` hierarchies as needed. The
+//! per-core cgroups of multi-core partitions are in `cgroup_cores.rs`.
 //!
 //! The hot path of a scheduler thread ([`PartitionCgroup::request_freeze`],
 //! [`PartitionCgroup::thaw`], [`PartitionCgroup::is_frozen`]) is one `pwrite`/`pread` on a
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
+pub use super::cgroup_cores::{CoreCgroup, CpusetKind};
 pub use super::cgroup_freezer::FreezeWait;
 use super::cgroup_freezer::Freezer;
 
@@ -64,6 +66,8 @@ pub struct CgroupSystem {
     pub v1_memory: Option<PathBuf>,
     /// Same for the v1 freezer hierarchy.
     pub v1_freezer: Option<PathBuf>,
+    /// Same for the v1 cpuset hierarchy.
+    pub v1_cpuset: Option<PathBuf>,
 }
 
 impl CgroupSystem {
@@ -78,7 +82,7 @@ impl CgroupSystem {
     pub fn from_tables(mountinfo: &str, own_cgroups: &str) -> Option<CgroupSystem> {
         let mut v2_root = None;
         let mut v1_controllers = false;
-        let (mut v1_memory, mut v1_freezer) = (None, None);
+        let (mut v1_memory, mut v1_freezer, mut v1_cpuset) = (None, None, None);
         for line in mountinfo.lines() {
             let Some((left, right)) = line.split_once(" - ") else { continue };
             let l: Vec<&str> = left.split(' ').collect();
@@ -91,10 +95,9 @@ impl CgroupSystem {
                 v2_root = Some(PathBuf::from(mount_point));
             } else if fstype == "cgroup" {
                 let opts: Vec<&str> = opts.split(',').collect();
-                for ctl in ["memory", "freezer"] {
+                for (ctl, slot) in [("memory", &mut v1_memory), ("freezer", &mut v1_freezer), ("cpuset", &mut v1_cpuset)] {
                     if opts.contains(&ctl) {
-                        let dir = own_dir(own_cgroups, ctl, root, &mount_point);
-                        if ctl == "memory" { v1_memory = Some(dir) } else { v1_freezer = Some(dir) }
+                        *slot = Some(own_dir(own_cgroups, ctl, root, &mount_point));
                     }
                 }
                 v1_controllers |=
@@ -107,7 +110,7 @@ impl CgroupSystem {
             (false, true) => CgroupLayout::Legacy,
             (false, false) => return None,
         };
-        Some(CgroupSystem { layout, v2_root, v1_memory, v1_freezer })
+        Some(CgroupSystem { layout, v2_root, v1_memory, v1_freezer, v1_cpuset })
     }
 }
 
@@ -145,6 +148,8 @@ fn own_dir(own_cgroups: &str, controller: &str, mount_root: &str, mount_point: &
 pub struct RunCgroups {
     pub freezer: FreezerKind,
     pub memory: MemoryLimitKind,
+    /// How partitions are kept on their CPUs.
+    pub cpuset: CpusetKind,
     /// `cgroup.kill` is available (v2, kernel >= 5.14).
     pub cgroup_kill: bool,
     /// Why something degraded (empty when everything is available).
@@ -152,6 +157,7 @@ pub struct RunCgroups {
     v2: Option<PathBuf>,
     v1_memory: Option<PathBuf>,
     v1_freezer: Option<PathBuf>,
+    v1_cpuset: Option<PathBuf>,
 }
 
 impl RunCgroups {
@@ -170,29 +176,27 @@ impl RunCgroups {
         let n = RUNS.fetch_add(1, Ordering::Relaxed);
         let name = if n == 0 { format!("partita-{}", std::process::id()) } else { format!("partita-{}-{n}", std::process::id()) };
         let mut warnings = Vec::new();
-        for base in [&sys.v2_root, &sys.v1_memory, &sys.v1_freezer].into_iter().flatten() {
+        for base in [&sys.v2_root, &sys.v1_memory, &sys.v1_freezer, &sys.v1_cpuset].into_iter().flatten() {
             clean_stale(base, &mut warnings);
             remove_tree(&base.join(&name));
         }
-        let mut run = RunCgroups {
-            freezer: FreezerKind::None,
-            memory: MemoryLimitKind::None,
-            cgroup_kill: false,
-            warnings,
-            v2: None,
-            v1_memory: None,
-            v1_freezer: None,
-        };
+        let mut run = RunCgroups::disabled(String::new());
+        run.warnings = warnings;
         let mut v2_memory_error = None;
+        let mut v2_cpuset_error = None;
         if let Some(root) = &sys.v2_root {
             let dir = root.join(&name);
             match mkdir(&dir) {
                 Ok(()) => {
                     run.freezer = FreezerKind::V2;
                     run.cgroup_kill = dir.join("cgroup.kill").exists();
-                    match enable_memory(root).and_then(|()| enable_memory(&dir)) {
+                    match enable_controller(root, "memory").and_then(|()| enable_controller(&dir, "memory")) {
                         Ok(()) => run.memory = MemoryLimitKind::V2,
                         Err(e) => v2_memory_error = Some(e.to_string()),
+                    }
+                    match enable_controller(root, "cpuset").and_then(|()| enable_controller(&dir, "cpuset")) {
+                        Ok(()) => run.cpuset = CpusetKind::V2,
+                        Err(e) => v2_cpuset_error = Some(e.to_string()),
                     }
                     run.v2 = Some(dir);
                 }
@@ -210,6 +214,23 @@ impl RunCgroups {
                 }
                 Err(e) => degrade(strict, &mut run.warnings, "creating the run's v1 memory cgroup", e)?,
             }
+        }
+        if run.cpuset == CpusetKind::None
+            && let Some(base) = &sys.v1_cpuset
+        {
+            let dir = base.join(&name);
+            match mkdir(&dir).and_then(|()| super::cgroup_cores::inherit_v1_cpuset(&dir, base)) {
+                Ok(()) => {
+                    run.cpuset = CpusetKind::V1;
+                    run.v1_cpuset = Some(dir);
+                }
+                Err(e) => degrade(strict, &mut run.warnings, "creating the run's v1 cpuset cgroup", e)?,
+            }
+        }
+        if run.cpuset == CpusetKind::None {
+            let why = v2_cpuset_error.unwrap_or_else(|| "no cgroup v2 tree".into());
+            let e = Error::Unsupported(format!("no usable cpuset controller (v2: {why}; no v1 cpuset hierarchy)"));
+            degrade(strict, &mut run.warnings, "keeping partitions on their CPUs", e)?;
         }
         if run.freezer == FreezerKind::None
             && let Some(base) = &sys.v1_freezer
@@ -239,11 +260,13 @@ impl RunCgroups {
         RunCgroups {
             freezer: FreezerKind::None,
             memory: MemoryLimitKind::None,
+            cpuset: CpusetKind::None,
             cgroup_kill: false,
             warnings: vec![reason],
             v2: None,
             v1_memory: None,
             v1_freezer: None,
+            v1_cpuset: None,
         }
     }
 
@@ -254,16 +277,24 @@ impl RunCgroups {
 
     /// Creates the cgroup of one partition, with its memory limit (bytes) if given.
     pub fn partition(&self, name: &str, memory_limit: Option<u64>) -> Result<PartitionCgroup> {
+        self.partition_on(name, memory_limit, &[])
+    }
+
+    /// [`RunCgroups::partition`] confined to host CPUs `cpus` by the run's cpuset (none:
+    /// not confined), so that no thread of the partition can move itself to another CPU.
+    pub fn partition_on(&self, name: &str, memory_limit: Option<u64>, cpus: &[u32]) -> Result<PartitionCgroup> {
         let leaf = sanitize(name);
         let mut pc = PartitionCgroup {
             name: name.to_string(),
             v2: None,
             v1_memory: None,
             v1_freezer: None,
+            v1_cpuset: None,
             freezer: Freezer::None,
             dir: None,
             memory: MemoryLimitKind::None,
             memory_limit: None,
+            cpuset: CpusetKind::None,
         };
         if let Some(run) = &self.v2 {
             let dir = run.join(&leaf);
@@ -286,13 +317,26 @@ impl RunCgroups {
         if let Some(limit) = memory_limit {
             pc.set_memory_limit(self.memory, limit)?;
         }
+        if !cpus.is_empty() {
+            match (self.cpuset, &pc.v2, &self.v1_cpuset) {
+                (CpusetKind::V2, Some(dir), _) => write_file(&dir.join("cpuset.cpus"), &cpu_list(cpus))?,
+                (CpusetKind::V1, _, Some(run)) => {
+                    let dir = run.join(&leaf);
+                    mkdir(&dir)?;
+                    super::cgroup_cores::set_v1_cpuset(&dir, run, cpus)?;
+                    pc.v1_cpuset = Some(dir);
+                }
+                _ => {}
+            }
+            pc.cpuset = if pc.v1_cpuset.is_some() || self.cpuset == CpusetKind::V2 { self.cpuset } else { CpusetKind::None };
+        }
         Ok(pc)
     }
 }
 
 impl Drop for RunCgroups {
     fn drop(&mut self) {
-        for dir in [&self.v2, &self.v1_memory, &self.v1_freezer].into_iter().flatten() {
+        for dir in [&self.v2, &self.v1_memory, &self.v1_freezer, &self.v1_cpuset].into_iter().flatten() {
             remove_tree(dir);
         }
     }
@@ -305,11 +349,13 @@ pub struct PartitionCgroup {
     v2: Option<PathBuf>,
     v1_memory: Option<PathBuf>,
     v1_freezer: Option<PathBuf>,
+    v1_cpuset: Option<PathBuf>,
     freezer: Freezer,
     /// The v2 directory, open, for `CLONE_INTO_CGROUP`.
     dir: Option<File>,
     memory: MemoryLimitKind,
     memory_limit: Option<u64>,
+    cpuset: CpusetKind,
 }
 
 impl PartitionCgroup {
@@ -353,16 +399,25 @@ impl PartitionCgroup {
         self.v2.as_deref()
     }
 
-    /// Every directory of this partition (v2, v1 memory, v1 freezer).
+    /// Every directory of this partition (v2, v1 memory, v1 freezer, v1 cpuset).
     pub fn paths(&self) -> Vec<&Path> {
-        [&self.v2, &self.v1_memory, &self.v1_freezer].into_iter().flatten().map(|p| p.as_path()).collect()
+        [&self.v2, &self.v1_memory, &self.v1_freezer, &self.v1_cpuset].into_iter().flatten().map(|p| p.as_path()).collect()
+    }
+
+    /// How the partition is kept on its CPUs (`None`: it is not).
+    pub fn cpuset_kind(&self) -> CpusetKind {
+        self.cpuset
+    }
+
+    pub(crate) fn v1_cpuset_path(&self) -> Option<&Path> {
+        self.v1_cpuset.as_deref()
     }
 
     /// Moves process `pid` into every hierarchy of the partition; with `skip_v2`, only the
     /// v1 ones (the process was cloned into the v2 cgroup already).
     pub fn add_pid(&self, pid: i32, skip_v2: bool) -> Result<()> {
         let v2 = if skip_v2 { None } else { self.v2.as_ref() };
-        for dir in [v2, self.v1_memory.as_ref(), self.v1_freezer.as_ref()].into_iter().flatten() {
+        for dir in [v2, self.v1_memory.as_ref(), self.v1_freezer.as_ref(), self.v1_cpuset.as_ref()].into_iter().flatten() {
             write_file(&dir.join("cgroup.procs"), &pid.to_string())?;
         }
         Ok(())
@@ -423,17 +478,6 @@ impl PartitionCgroup {
         text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok())
     }
 
-    /// A threaded sub-cgroup `core-<index>` (v2 only) to stop the partition on one core
-    /// while it runs on another: move that core's thread ids in with
-    /// [`CoreCgroup::add_thread`]; freezing the child freezes only those threads.
-    pub fn core(&self, index: usize) -> Result<CoreCgroup> {
-        let Some(dir) = &self.v2 else { return Err(Error::Unsupported("per-core freezing needs the cgroup v2 tree".into())) };
-        let path = dir.join(format!("core-{index}"));
-        mkdir(&path)?;
-        write_file(&path.join("cgroup.type"), "threaded")?;
-        Ok(CoreCgroup { freezer: Freezer::open_v2(&path)?, path })
-    }
-
     /// Kills every process of the partition and waits until none is left.
     pub fn kill_all(&self, timeout: Duration) -> Result<()> {
         for dir in self.paths() {
@@ -458,50 +502,9 @@ impl PartitionCgroup {
 
 impl Drop for PartitionCgroup {
     fn drop(&mut self) {
-        for dir in [&self.v2, &self.v1_memory, &self.v1_freezer].into_iter().flatten() {
+        for dir in [&self.v2, &self.v1_memory, &self.v1_freezer, &self.v1_cpuset].into_iter().flatten() {
             remove_tree(dir);
         }
-    }
-}
-
-/// A threaded child of a partition cgroup holding the partition's threads of one core.
-#[derive(Debug)]
-pub struct CoreCgroup {
-    path: PathBuf,
-    freezer: Freezer,
-}
-
-impl CoreCgroup {
-    /// Moves thread `tid` (a thread of the partition's process) into this core's group.
-    pub fn add_thread(&self, tid: i32) -> Result<()> {
-        write_file(&self.path.join("cgroup.threads"), &tid.to_string())
-    }
-
-    pub fn threads(&self) -> Result<Vec<i32>> {
-        read_pids(&self.path.join("cgroup.threads"))
-    }
-
-    pub fn request_freeze(&self) -> io::Result<()> {
-        self.freezer.request(true)
-    }
-
-    pub fn thaw(&self) -> io::Result<()> {
-        self.freezer.request(false)
-    }
-
-    pub fn is_frozen(&self) -> io::Result<bool> {
-        self.freezer.is_frozen()
-    }
-
-    pub fn wait_frozen(&self, wait: FreezeWait, timeout: Duration) -> io::Result<()> {
-        self.freezer.wait_frozen(wait, timeout)
-    }
-}
-
-impl Drop for CoreCgroup {
-    fn drop(&mut self) {
-        let _ = self.freezer.request(false);
-        let _ = fs::remove_dir(&self.path);
     }
 }
 
@@ -510,31 +513,49 @@ fn sanitize(name: &str) -> String {
     if s.is_empty() || s.starts_with('.') || s.starts_with("cgroup") { format!("p_{s}") } else { s }
 }
 
-fn mkdir(dir: &Path) -> Result<()> {
+pub(crate) fn mkdir(dir: &Path) -> Result<()> {
     match fs::create_dir(dir) {
         Err(e) if e.kind() != io::ErrorKind::AlreadyExists => Err(Error::io(format!("creating cgroup {}", dir.display()), e)),
-        _ => Ok(()),
+        _ => {
+            #[cfg(test)]
+            super::cgroup_fake::populate(dir);
+            Ok(())
+        }
     }
 }
 
 pub(crate) fn write_file(path: &Path, value: &str) -> Result<()> {
+    #[cfg(test)]
+    if let Some(r) = super::cgroup_fake::write(path, value) {
+        return r;
+    }
     let f = OpenOptions::new().write(true).open(path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
     f.write_at(value.as_bytes(), 0).map_err(|e| Error::io(format!("writing {value:?} to {}", path.display()), e))?;
     Ok(())
 }
 
-fn read_pids(path: &Path) -> Result<Vec<i32>> {
+pub(crate) fn read_pids(path: &Path) -> Result<Vec<i32>> {
     let text = fs::read_to_string(path).map_err(|e| Error::io(format!("reading {}", path.display()), e))?;
     Ok(text.lines().filter_map(|l| l.trim().parse().ok()).collect())
 }
 
-/// Enables the v2 memory controller for the children of `dir` (no-op if already on).
-fn enable_memory(dir: &Path) -> Result<()> {
+/// Enables v2 controller `ctl` for the children of `dir`: a no-op if it is on already, an
+/// `Unsupported` error if `dir` does not offer it (`cgroup.controllers`).
+pub(crate) fn enable_controller(dir: &Path, ctl: &str) -> Result<()> {
     let current = fs::read_to_string(dir.join("cgroup.subtree_control")).unwrap_or_default();
-    if current.split_whitespace().any(|c| c == "memory") {
+    if current.split_whitespace().any(|c| c == ctl) {
         return Ok(());
     }
-    write_file(&dir.join("cgroup.subtree_control"), "+memory")
+    let offered = fs::read_to_string(dir.join("cgroup.controllers")).unwrap_or_default();
+    if !offered.split_whitespace().any(|c| c == ctl) {
+        return Err(Error::Unsupported(format!("{} does not offer the {ctl} controller", dir.display())));
+    }
+    write_file(&dir.join("cgroup.subtree_control"), &format!("+{ctl}"))
+}
+
+/// A CPU list in the kernel's format ("0,2,3").
+pub(crate) fn cpu_list(cpus: &[u32]) -> String {
+    cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }
 
 /// SIGKILLs everything in one cgroup directory (v2 `cgroup.kill` when present, which covers
@@ -562,6 +583,8 @@ fn remove_tree(dir: &Path) {
     let deadline = Instant::now() + Duration::from_secs(2);
     loop {
         kill_dir(dir);
+        #[cfg(test)]
+        super::cgroup_fake::unpopulate(dir);
         match fs::remove_dir(dir) {
             Ok(()) => return,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return,

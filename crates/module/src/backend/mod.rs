@@ -4,7 +4,8 @@
 //!
 //! - [`cgroup`]: detects the cgroup layout (pure v2, hybrid, v1 only), creates the per-run
 //!   hierarchy `partita-<pid>/<partition>`, freezes and thaws a partition (or one core of a
-//!   multi-core partition, through threaded sub-cgroups), kills and removes it.
+//!   multi-core partition, through threaded sub-cgroups), confines it to its CPUs (cpuset),
+//!   kills and removes it.
 //! - [`spawn`]: starts a partition program in its cgroup, namespaces and CPUs, with the control
 //!   block as fd 3 and the doorbell as fd 4; the program starts frozen and runs no instruction
 //!   before the module thaws it.
@@ -18,6 +19,9 @@
 //! measurements behind the stop/release mechanism.
 
 pub mod cgroup;
+mod cgroup_cores;
+#[cfg(test)]
+mod cgroup_fake;
 mod cgroup_freezer;
 pub mod gate;
 pub mod rt;
@@ -30,7 +34,9 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-pub use cgroup::{CgroupLayout, CgroupSystem, CoreCgroup, FreezeWait, FreezerKind, MemoryLimitKind, PartitionCgroup, RunCgroups};
+pub use cgroup::{
+    CgroupLayout, CgroupSystem, CoreCgroup, CpusetKind, FreezeWait, FreezerKind, MemoryLimitKind, PartitionCgroup, RunCgroups,
+};
 pub use gate::{SignalGate, Stopped, frozen_to_stopped};
 pub use rt::{Capabilities, probe_capabilities};
 pub use spawn::{ExecState, ExitStatus, PartitionProcess, SpawnSpec, Spawned, StartState, spawn};

@@ -12,7 +12,7 @@
 //! The program is PID 1 of its namespace: a PID 1 without handlers ignores SIGTERM, so the
 //! module stops partitions with SIGKILL or `cgroup.kill`.
 
-use super::cgroup::PartitionCgroup;
+use super::cgroup::{CoreCgroup, PartitionCgroup};
 use super::spawn_child::{self, ChildCtx, STAGES, Stage};
 use super::{Error, Result, degrade, sys};
 use std::ffi::{CString, OsString};
@@ -49,6 +49,12 @@ pub struct SpawnSpec<'a> {
     pub rt_priority: Option<i32>,
     /// Extra environment variables (the module's environment is inherited).
     pub env: Vec<(OsString, OsString)>,
+    /// Descriptors the program inherits at numbers it learns from environment variable
+    /// `.0` (space-separated, in order, -1 for None): the per-core placement files.
+    pub inherited: Option<(&'static str, Vec<Option<BorrowedFd<'a>>>)>,
+    /// Per-core gating: the program's main thread goes into this core's cgroup and the
+    /// partition's own cgroup is thawed (the core cgroups gate it).
+    pub main_core: Option<&'a CoreCgroup>,
 }
 
 impl<'a> SpawnSpec<'a> {
@@ -73,6 +79,8 @@ impl<'a> SpawnSpec<'a> {
             namespaces: true,
             rt_priority: None,
             env: Vec::new(),
+            inherited: None,
+            main_core: None,
         }
     }
 }
@@ -275,7 +283,26 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
     for a in &spec.args {
         args.push(cstr(a.as_bytes(), "an argument")?);
     }
+    // Child-side descriptors, all numbered >= 10 so that dup2 onto 0..=4 cannot clobber them.
+    let high = |fd: BorrowedFd<'_>| sys::dup_at_least(fd, 10).map_err(|e| Error::io("duplicating a descriptor", e));
+    let mut inherited = Vec::new();
+    let mut inherited_env = String::new();
+    for fd in spec.inherited.iter().flat_map(|(_, fds)| fds) {
+        let n = match fd {
+            Some(fd) => {
+                let dup = high(*fd)?;
+                let n = dup.as_raw_fd();
+                inherited.push(dup);
+                n
+            }
+            None => -1,
+        };
+        inherited_env.push_str(&format!("{}{n}", if inherited_env.is_empty() { "" } else { " " }));
+    }
     let mut env = Vec::new();
+    if let Some((name, _)) = spec.inherited {
+        env.push(cstr(format!("{name}={inherited_env}").as_bytes(), "an environment variable")?);
+    }
     let overridden = |k: &OsString| k.as_os_str() == partita_abi::ENV_PARTITION || spec.env.iter().any(|(e, _)| e == k);
     for (k, v) in std::env::vars_os().filter(|(k, _)| !overridden(k)).chain(spec.env.iter().cloned()) {
         env.push(cstr(&[k.as_bytes(), b"=", v.as_bytes()].concat(), "an environment variable")?);
@@ -290,8 +317,6 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
     let (status_r, status_w) = pipe("status")?;
     let (gate_r, gate_w) = pipe("gate")?;
     let devnull = File::open("/dev/null").map_err(|e| Error::io("opening /dev/null", e))?;
-    // Child-side descriptors, all numbered >= 10 so that dup2 onto 0..=4 cannot clobber them.
-    let high = |fd: BorrowedFd<'_>| sys::dup_at_least(fd, 10).map_err(|e| Error::io("duplicating a descriptor", e));
     let child_fds = [high(devnull.as_fd())?, high(out_w.as_fd())?, high(err_w.as_fd())?, high(spec.control)?, high(spec.doorbell)?];
     let (status_hi, gate_hi) = (high(status_w.as_fd())?, high(gate_r.as_fd())?);
     drop((out_w, err_w, status_w, gate_r, devnull));
@@ -308,6 +333,7 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         gate_hi.as_raw_fd(),
     );
     ctx.rt_priority = spec.rt_priority;
+    ctx.inherited = inherited.iter().map(|f| f.as_raw_fd()).collect();
     let cgroup_fd = spec.cgroup.and_then(|c| c.v2_dir_fd()).map(|f| f.as_raw_fd());
     let (pid, pidfd, into_cgroup) = match spawn_child::clone_child(&ctx, cgroup_fd) {
         Ok(r) => r,
@@ -319,6 +345,7 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         Err(e) => return Err(Error::io(format!("starting partition {}", spec.name), e)),
     };
     drop(child_fds);
+    drop(inherited);
     drop((status_hi, gate_hi));
     let mut process = PartitionProcess {
         pid,
@@ -354,6 +381,10 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         cg.freeze(Duration::from_secs(5))?;
         process.release().map_err(|e| Error::io("opening the gate", e))?;
         start = StartState::Frozen;
+        if let Some(core) = spec.main_core {
+            core.add_thread(pid)?;
+            cg.thaw().map_err(|e| Error::io(format!("thawing partition {}", spec.name), e))?;
+        }
     }
     Ok(Spawned {
         process,

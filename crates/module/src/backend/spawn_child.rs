@@ -76,6 +76,8 @@ pub(crate) struct ChildCtx {
     pub(crate) rt_priority: Option<i32>,
     /// Sources of fds 0..=4: /dev/null, stdout, stderr, control, doorbell.
     fds: [RawFd; 5],
+    /// Descriptors the program keeps at their numbers (`SpawnSpec::inherited`).
+    pub(crate) inherited: Vec<RawFd>,
     status: RawFd,
     gate: RawFd,
     /// The system call filter (`seccomp`), installed just before execve.
@@ -108,6 +110,7 @@ impl ChildCtx {
             namespaces,
             rt_priority: None,
             fds,
+            inherited: Vec::new(),
             status,
             gate,
             seccomp: super::seccomp::filter(),
@@ -316,6 +319,11 @@ fn child_main(ctx: &ChildCtx) -> ! {
         if libc::syscall(libc::SYS_close_range, 5u32, u32::MAX, CLOSE_RANGE_CLOEXEC) != 0 {
             for fd in 5..4096 {
                 libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+        for &fd in &ctx.inherited {
+            if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                fail(ctx, Stage::Fds, sys::errno());
             }
         }
         report(ctx, Stage::Ready, 0);
