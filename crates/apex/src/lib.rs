@@ -35,6 +35,7 @@ mod hm;
 mod monitor;
 pub mod names;
 mod partition;
+pub mod ports;
 mod process;
 mod runtime;
 mod schedule;
@@ -49,6 +50,7 @@ pub use control::{delayed_start, lock_preemption, resume, set_priority, start, s
 pub use hm::{raise_application_error, report_application_message};
 pub use names::Name;
 pub use partition::{get_partition_status, set_partition_mode};
+pub use ports::*;
 pub use process::{
     create_process, get_my_id, get_my_index, get_my_processor_core_id, get_process_id, get_process_status, initialize_process_core_affinity,
 };

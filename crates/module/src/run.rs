@@ -140,10 +140,13 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     let mut runs = Vec::new();
     let mut launches = Vec::new();
     let workdir = module.base_dir.clone();
+    let ids: Vec<u32> = plan.partitions.iter().map(|p| p.id).collect();
+    let mut ports = crate::ports::create(module, &ids).map_err(|e| format!("channel memory: {e}"))?.into_iter();
     for (i, p) in plan.partitions.iter().enumerate() {
         let limit = (p.memory_bytes > 0).then_some(p.memory_bytes);
         let cgroup = Arc::new(cgroups.partition(&p.name, limit).map_err(|e| format!("partition {}: {e}", p.name))?);
-        let control = SharedControl::create(&plan, i, epoch_ns).map_err(|e| format!("partition {}: control block: {e}", p.name))?;
+        let mut control = SharedControl::create(&plan, i, epoch_ns).map_err(|e| format!("partition {}: control block: {e}", p.name))?;
+        control.attach_ports(ports.next().unwrap_or_default());
         let signals = Arc::new(ProcessGate::default());
         let gate: Arc<dyn PartitionGate> = if use_signals { signals.clone() } else { Arc::new(CgroupGate { cgroup: cgroup.clone() }) };
         runs.push(PartitionRun {

@@ -2,6 +2,7 @@
 //! caller's pointers (a null pointer is skipped) and calls the Rust API.
 #![allow(non_snake_case)]
 
+mod ports;
 pub mod types;
 
 use crate::names::Name;
