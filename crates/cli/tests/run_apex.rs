@@ -3,76 +3,11 @@
 //! 2 cores), the trace shows no overlap, and restart semantics hold. Needs root (skipped with
 //! a message otherwise; a failure with CI=true).
 
-use assert_cmd::Command;
+use partita_trace::Event;
 use partita_trace::summary::summarize;
-use partita_trace::{Event, read_trace};
-use std::path::{Path, PathBuf};
 
-fn privileged() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let ok = unsafe { libc::geteuid() } == 0;
-    if !ok {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true: partita run needs root here");
-        eprintln!("skipped: partita run needs root (cgroups, real-time priorities)");
-    }
-    ok
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Builds tests/partitions/NAME.c with the design.md command (the static library that cargo
-/// built next to the `partita` binary).
-fn build(name: &str, dir: &Path) -> PathBuf {
-    let libdir = static_library_dir(dir);
-    let out = dir.join(name);
-    let status = std::process::Command::new("cc")
-        .arg("-I")
-        .arg(workspace().join("include"))
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/partitions/{name}.c")))
-        .arg("-L")
-        .arg(&libdir)
-        .args(["-lpartita_apex", "-lpthread", "-o"])
-        .arg(&out)
-        .status()
-        .unwrap();
-    assert!(status.success(), "building {name}");
-    out
-}
-
-/// A directory with this build's `libpartita_apex.a`. `cargo build` puts it next to the
-/// binary; `cargo test` leaves it as target/<profile>/deps/libpartita_apex-HASH.a.
-fn static_library_dir(scratch: &Path) -> PathBuf {
-    let profile = assert_cmd::cargo::cargo_bin!("partita").parent().unwrap().to_path_buf();
-    if profile.join("libpartita_apex.a").is_file() {
-        return profile;
-    }
-    let newest = std::fs::read_dir(profile.join("deps"))
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("libpartita_apex-") && e.file_name().to_string_lossy().ends_with(".a"))
-        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
-        .unwrap_or_else(|| panic!("no libpartita_apex.a under {}", profile.display()));
-    let dir = scratch.join("lib");
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(newest.path(), dir.join("libpartita_apex.a")).unwrap();
-    dir
-}
-
-fn run(config: &Path, frames: u32) -> (String, Vec<Event>) {
-    let dir = config.parent().unwrap();
-    let trace = dir.join("run.trace");
-    let out = Command::new(assert_cmd::cargo::cargo_bin!("partita"))
-        .args(["run", config.to_str().unwrap(), "--frames", &frames.to_string(), "--trace", trace.to_str().unwrap(), "--logs"])
-        .arg(dir.join("logs"))
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    (stdout, read_trace(std::io::BufReader::new(std::fs::File::open(&trace).unwrap())).unwrap())
-}
+mod common;
+use common::{build, privileged, run};
 
 /// A partition's name, core and windows ((start, end) in ms of the 40 ms major frame).
 type PartitionWindows = (&'static str, u32, &'static [(u32, u32)]);

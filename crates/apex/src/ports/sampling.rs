@@ -78,7 +78,9 @@ pub fn create_sampling_port(
         |p| p.name == *name,
         || {
             check_create(e, max_message_size, direction)?;
-            if refresh_period < 0 && refresh_period != INFINITE_TIME_VALUE || (e.refresh_ns >= 0 && refresh_period != e.refresh_ns) {
+            // The refresh period is what a destination judges validity by; a source's is not used.
+            let refresh_differs = e.refresh_ns >= 0 && refresh_period != e.refresh_ns;
+            if refresh_period < 0 && refresh_period != INFINITE_TIME_VALUE || (direction == PortDirection::Destination && refresh_differs) {
                 return Err(ErrorReturnCode::InvalidConfig);
             }
             check_init_mode()?;
