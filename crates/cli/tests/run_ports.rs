@@ -14,6 +14,8 @@ const ERRORS_XML: &str = r#"<ARINC_653_Module ModuleName="PortErrors" xmlns:pt="
     <Sampling_Port Name="s_late" MaxMessageSize="8" Direction="SOURCE"/>
     <Queuing_Port Name="q_out" MaxMessageSize="32" Direction="SOURCE" MaxNbMessages="4"/>
     <Queuing_Port Name="q_in" MaxMessageSize="32" Direction="DESTINATION" MaxNbMessages="4"/>
+    <Queuing_Port Name="p_out" MaxMessageSize="32" Direction="SOURCE" MaxNbMessages="4"/>
+    <Queuing_Port Name="p_in" MaxMessageSize="32" Direction="DESTINATION" MaxNbMessages="4"/>
   </Partition>
   <Module_Schedule ScheduleIdentifier="1" ScheduleName="s" MajorFrameSeconds="0.02">
     <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
@@ -25,6 +27,8 @@ const ERRORS_XML: &str = r#"<ARINC_653_Module ModuleName="PortErrors" xmlns:pt="
       <Destination><Standard_Partition PartitionIdentifier="1" PortName="s_in"/></Destination></Channel>
     <Channel ChannelIdentifier="2"><Source><Standard_Partition PartitionIdentifier="1" PortName="q_out"/></Source>
       <Destination><Standard_Partition PartitionIdentifier="1" PortName="q_in"/></Destination></Channel>
+    <Channel ChannelIdentifier="3"><Source><Standard_Partition PartitionIdentifier="1" PortName="p_out"/></Source>
+      <Destination><Standard_Partition PartitionIdentifier="1" PortName="p_in"/></Destination></Channel>
   </Connection_Table>
 </ARINC_653_Module>
 "#;
@@ -89,6 +93,11 @@ const CHECKS: &[&str] = &[
     "waiting_processes",
     "fifo_first_waiter_first",
     "fifo_second_waiter_second",
+    "sampling_no_system_call",
+    "create_priority_port",
+    "waiting_processes_priority",
+    "priority_higher_waiter_first",
+    "priority_lower_waiter_second",
 ];
 
 #[test]

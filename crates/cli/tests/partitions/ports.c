@@ -7,7 +7,16 @@
  *   rx      receives them, checking order, length and content of each; reads "counter"
  *           checking no message is torn; prints "rx done N bad B torn T".
  *   spy     destination of "counter": tries to write into its port memory. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -61,18 +70,96 @@ static PROCESS_ID_TYPE low_id, high_id;
 
 /* What each blocked receiver got: FIFO serves the one that waited first the first message,
  * whatever the priorities (the higher-priority one then runs first and records first). */
-static char got_low[8], got_high[8];
+static char got_low[8], got_high[8], pgot_low[8], pgot_high[8];
+static QUEUING_PORT_ID_TYPE p_out, p_in;
+static PROCESS_ID_TYPE plow_id, phigh_id;
 
-static void blocked_receiver(char *got) {
+static void blocked_receiver(QUEUING_PORT_ID_TYPE port, char *got) {
     RETURN_CODE_TYPE rc;
     APEX_BYTE buf[32];
     MESSAGE_SIZE_TYPE len;
-    RECEIVE_QUEUING_MESSAGE(q_in, INFINITE_TIME_VALUE, buf, &len, &rc);
+    RECEIVE_QUEUING_MESSAGE(port, INFINITE_TIME_VALUE, buf, &len, &rc);
     if (rc == NO_ERROR && len < 8) memcpy(got, buf, (size_t)len);
     idle_forever();
 }
-static void low_first(void) { blocked_receiver(got_low); }
-static void high_second(void) { blocked_receiver(got_high); }
+static void low_first(void) { blocked_receiver(q_in, got_low); }
+static void high_second(void) { blocked_receiver(q_in, got_high); }
+static void plow_first(void) { blocked_receiver(p_in, pgot_low); }
+static void phigh_second(void) { blocked_receiver(p_in, pgot_high); }
+
+/* Starts `first`, then `second` once `first` waits on `port`, then sends "one" and "two". */
+static void two_waiters(QUEUING_PORT_ID_TYPE port, QUEUING_PORT_ID_TYPE out, PROCESS_ID_TYPE first, PROCESS_ID_TYPE second, const char *name) {
+    RETURN_CODE_TYPE rc;
+    QUEUING_PORT_STATUS_TYPE qs;
+    START(first, &rc);
+    do { TIMED_WAIT(1 * MS, &rc); GET_QUEUING_PORT_STATUS(port, &qs, &rc); } while (qs.WAITING_PROCESSES < 1);
+    START(second, &rc);
+    do { TIMED_WAIT(1 * MS, &rc); GET_QUEUING_PORT_STATUS(port, &qs, &rc); } while (qs.WAITING_PROCESSES < 2);
+    check(name, qs.WAITING_PROCESSES, 2);
+    SEND_QUEUING_MESSAGE(out, (const APEX_BYTE *)"one", 4, 0, &rc);
+    SEND_QUEUING_MESSAGE(out, (const APEX_BYTE *)"two", 4, 0, &rc);
+    do { TIMED_WAIT(1 * MS, &rc); GET_QUEUING_PORT_STATUS(port, &qs, &rc); } while (qs.WAITING_PROCESSES > 0);
+}
+
+/* Sampling write and read make no system call: this process puts its own thread under a
+ * seccomp filter allowing only write, exit, exit_group and rt_sigreturn (anything else raises SIGSYS,
+ * whose handler reports it and ends the program), then writes and reads 10000 times. */
+static PROCESS_ID_TYPE quiet_id;
+static atomic_int quiet_done;
+
+static void on_sigsys(int sig, siginfo_t *info, void *ctx) {
+    (void)sig;
+    (void)ctx;
+    char msg[] = "FAIL sampling_no_system_call got nnn want none\n";
+    int nr = info->si_syscall;
+    msg[33] = (char)('0' + nr / 100 % 10);
+    msg[34] = (char)('0' + nr / 10 % 10);
+    msg[35] = (char)('0' + nr % 10);
+    write(1, msg, sizeof msg - 1);
+    syscall(SYS_exit_group, 3);
+}
+
+static void quiet(void) {
+    struct sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 4, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit, 3, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit_group, 2, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigreturn, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { .len = sizeof filter / sizeof filter[0], .filter = filter };
+    struct sigaction sa;
+    APEX_BYTE msg[64], buf[64];
+    MESSAGE_SIZE_TYPE len;
+    VALIDITY_TYPE validity;
+    RETURN_CODE_TYPE rc, worst = NO_ERROR;
+    memset(&sa, 0, sizeof sa);
+    memset(msg, 7, sizeof msg);
+    sa.sa_sigaction = on_sigsys;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGSYS, &sa, NULL);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+        printf("FAIL sampling_no_system_call got seccomp want filter\n");
+        atomic_store(&quiet_done, 1);
+        return;
+    }
+    for (int i = 0; i < 10000; i++) {
+        msg[0] = (APEX_BYTE)i;
+        WRITE_SAMPLING_MESSAGE(s_out, msg, 64, &rc);
+        if (rc != NO_ERROR) worst = rc;
+        READ_SAMPLING_MESSAGE(s_in, buf, &len, &validity, &rc);
+        if (rc != NO_ERROR || len != 64 || buf[0] != (APEX_BYTE)i) worst = 99;
+    }
+    if (worst == NO_ERROR) write(1, "ok sampling_no_system_call\n", 27);
+    else write(1, "FAIL sampling_no_system_call got error want none\n", 50);
+    atomic_store(&quiet_done, 1);
+    syscall(SYS_exit, 0);
+}
 
 static void normal_checks(void) {
     RETURN_CODE_TYPE rc;
@@ -97,19 +184,16 @@ static void normal_checks(void) {
     check("send_full_timed_out", rc, TIMED_OUT);
     CLEAR_QUEUING_PORT(q_in, &rc);
 
-    /* Two receivers wait (the low-priority one first); PRIORITY would serve H first, this
-     * port is FIFO: low gets the first message, high the second. */
-    QUEUING_PORT_STATUS_TYPE qs;
-    START(low_id, &rc);
-    do { TIMED_WAIT(1 * MS, &rc); GET_QUEUING_PORT_STATUS(q_in, &qs, &rc); } while (qs.WAITING_PROCESSES < 1);
-    START(high_id, &rc);
-    do { TIMED_WAIT(1 * MS, &rc); GET_QUEUING_PORT_STATUS(q_in, &qs, &rc); } while (qs.WAITING_PROCESSES < 2);
-    check("waiting_processes", qs.WAITING_PROCESSES, 2);
-    SEND_QUEUING_MESSAGE(q_out, (const APEX_BYTE *)"one", 3, 0, &rc);
-    SEND_QUEUING_MESSAGE(q_out, (const APEX_BYTE *)"two", 3, 0, &rc);
-    do { TIMED_WAIT(1 * MS, &rc); GET_QUEUING_PORT_STATUS(q_in, &qs, &rc); } while (qs.WAITING_PROCESSES > 0);
+    /* Two receivers wait, the low-priority one first. FIFO serves low first; PRIORITY high. */
+    two_waiters(q_in, q_out, low_id, high_id, "waiting_processes");
+    two_waiters(p_in, p_out, plow_id, phigh_id, "waiting_processes_priority");
+    check("priority_higher_waiter_first", strcmp(pgot_high, "one"), 0);
+    check("priority_lower_waiter_second", strcmp(pgot_low, "two"), 0);
     check("fifo_first_waiter_first", strcmp(got_low, "one"), 0);
     check("fifo_second_waiter_second", strcmp(got_high, "two"), 0);
+    fflush(stdout);
+    START(quiet_id, &rc);
+    while (!atomic_load(&quiet_done)) TIMED_WAIT(1 * MS, &rc);
     printf("errors done\n");
     idle_forever();
 }
@@ -243,6 +327,12 @@ static int errors(void) {
 
     low_id = create("low", low_first, 5);
     high_id = create("high", high_second, 9);
+    quiet_id = create("quiet", quiet, 15);
+    plow_id = create("plow", plow_first, 5);
+    phigh_id = create("phigh", phigh_second, 9);
+    CREATE_QUEUING_PORT("p_out", 32, 4, SOURCE, PRIORITY, &p_out, &rc);
+    CREATE_QUEUING_PORT("p_in", 32, 4, DESTINATION, PRIORITY, &p_in, &rc);
+    check("create_priority_port", rc, NO_ERROR);
     spawn("checks", normal_checks, 20);
     SET_PARTITION_MODE(NORMAL, &rc);
     return 1;
