@@ -36,12 +36,6 @@
  * issues are declared here with their standard types so that programs compile, but the library
  * does not define them yet: a program that calls one FAILS TO LINK with an
  * "undefined reference to `CREATE_SAMPLING_PORT'" (or similar) error. They are:
- *    sampling ports   CREATE_SAMPLING_PORT, WRITE_SAMPLING_MESSAGE, READ_SAMPLING_MESSAGE,
- *                     GET_SAMPLING_PORT_ID, GET_SAMPLING_PORT_STATUS, and the Part 2
- *                     READ_UPDATED_SAMPLING_MESSAGE, GET_SAMPLING_PORT_CURRENT_STATUS,
- *                     READ_SAMPLING_MESSAGE_CONDITIONAL
- *    queuing ports    CREATE_QUEUING_PORT, SEND_QUEUING_MESSAGE, RECEIVE_QUEUING_MESSAGE,
- *                     GET_QUEUING_PORT_ID, GET_QUEUING_PORT_STATUS, CLEAR_QUEUING_PORT
  *    buffers          CREATE_BUFFER, SEND_BUFFER, RECEIVE_BUFFER, GET_BUFFER_ID, GET_BUFFER_STATUS
  *    blackboards      CREATE_BLACKBOARD, DISPLAY_BLACKBOARD, READ_BLACKBOARD, CLEAR_BLACKBOARD,
  *                     GET_BLACKBOARD_ID, GET_BLACKBOARD_STATUS
@@ -53,7 +47,14 @@
  *                     GET_MUTEX_STATUS, GET_PROCESS_MUTEX_STATE
  *    error handler    CREATE_ERROR_HANDLER, GET_ERROR_STATUS, CONFIGURE_ERROR_HANDLER
  * Implemented: process, time, partition and module schedule services, REPORT_APPLICATION_MESSAGE
- * and RAISE_APPLICATION_ERROR (which for now prints the error on stderr and returns NO_ERROR).
+ * and RAISE_APPLICATION_ERROR (which for now prints the error on stderr and returns NO_ERROR),
+ * sampling and queuing ports (Part 1 and the Part 2 sampling services).
+ *
+ * Ports: a read or receive writes up to the port's MAX_MESSAGE_SIZE bytes at MESSAGE_ADDR.
+ * Sampling WRITE and READ make no system call. A program run standalone has no configured
+ * port (every CREATE is INVALID_CONFIG). READ_UPDATED_SAMPLING_MESSAGE of a message already
+ * read returns NO_ACTION, UPDATED = CONSUMED_MESSAGE and LENGTH 0; READ_SAMPLING_MESSAGE_
+ * CONDITIONAL of a message older than REF_TIME_STAMP (or of an empty port) is NOT_AVAILABLE.
  */
 #ifndef PARTITA_ARINC653_H
 #define PARTITA_ARINC653_H
@@ -219,7 +220,7 @@ extern void GET_MODULE_SCHEDULE_STATUS(SCHEDULE_STATUS_TYPE *SCHEDULE_STATUS, RE
 extern void GET_MODULE_SCHEDULE_ID(const char *SCHEDULE_NAME /* SCHEDULE_NAME_TYPE */, SCHEDULE_ID_TYPE *SCHEDULE_ID,
                                    RETURN_CODE_TYPE *RETURN_CODE);
 
-/* ------------------------------------------------------------------ sampling ports (declared only) */
+/* ------------------------------------------------------------------ sampling ports */
 
 #define MAX_NUMBER_OF_SAMPLING_PORTS SYSTEM_LIMIT_NUMBER_OF_SAMPLING_PORTS
 
@@ -269,7 +270,7 @@ extern void READ_SAMPLING_MESSAGE_CONDITIONAL(SAMPLING_PORT_ID_TYPE SAMPLING_POR
                                               MESSAGE_ADDR_TYPE MESSAGE_ADDR, MESSAGE_SIZE_TYPE *LENGTH,
                                               SYSTEM_TIME_TYPE *TIME_STAMP, RETURN_CODE_TYPE *RETURN_CODE);
 
-/* ------------------------------------------------------------------ queuing ports (declared only) */
+/* ------------------------------------------------------------------ queuing ports */
 
 #define MAX_NUMBER_OF_QUEUING_PORTS SYSTEM_LIMIT_NUMBER_OF_QUEUING_PORTS
 
