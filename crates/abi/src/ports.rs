@@ -347,6 +347,36 @@ impl<'a> QueuingArea<'a> {
     }
 }
 
+/// Inter-module channels: one UDP datagram per message, a [`DATAGRAM_HEADER`]-byte header
+/// (little-endian: magic, channel id, sequence number, message length, 0) then the message.
+/// The receiving module drops (and counts) a datagram whose size, magic, channel or length is
+/// wrong (malformed) or whose sequence number is not above the last one accepted (stale).
+pub const UDP_MAGIC: u32 = u32::from_le_bytes(*b"PTU1");
+pub const DATAGRAM_HEADER: usize = 24;
+
+pub fn encode_datagram_header(channel_id: u32, sequence: u64, length: u32) -> [u8; DATAGRAM_HEADER] {
+    let mut h = [0u8; DATAGRAM_HEADER];
+    h[0..4].copy_from_slice(&UDP_MAGIC.to_le_bytes());
+    h[4..8].copy_from_slice(&channel_id.to_le_bytes());
+    h[8..16].copy_from_slice(&sequence.to_le_bytes());
+    h[16..20].copy_from_slice(&length.to_le_bytes());
+    h
+}
+
+/// The sequence number and message of a well-formed datagram of `channel_id` (a message of
+/// 1..=`max` bytes), or None.
+pub fn decode_datagram(d: &[u8], channel_id: u32, max: u32) -> Option<(u64, &[u8])> {
+    let word = |r: core::ops::Range<usize>| d.get(r).map(|b| b.iter().rev().fold(0u64, |acc, &x| (acc << 8) | u64::from(x)));
+    if d.len() < DATAGRAM_HEADER || word(0..4)? != u64::from(UDP_MAGIC) || word(4..8)? != u64::from(channel_id) || word(20..24)? != 0 {
+        return None;
+    }
+    let length = word(16..20)?;
+    if length == 0 || length > u64::from(max) || d.len() != DATAGRAM_HEADER + length as usize {
+        return None;
+    }
+    Some((word(8..16)?, &d[DATAGRAM_HEADER..]))
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;
@@ -397,6 +427,22 @@ mod tests {
                 }
             }
         });
+    }
+
+    #[test]
+    fn datagrams_round_trip_and_malformed_ones_are_refused() {
+        let mut d = encode_datagram_header(7, 42, 5).to_vec();
+        d.extend_from_slice(b"hello");
+        assert_eq!(decode_datagram(&d, 7, 64), Some((42, &b"hello"[..])));
+        assert_eq!(decode_datagram(&d, 8, 64), None, "other channel");
+        assert_eq!(decode_datagram(&d, 7, 4), None, "longer than the port's maximum");
+        assert_eq!(decode_datagram(&d[..d.len() - 1], 7, 64), None, "truncated");
+        assert_eq!(decode_datagram(&d[..3], 7, 64), None, "shorter than a header");
+        let mut bad = d.clone();
+        bad[0] ^= 1;
+        assert_eq!(decode_datagram(&bad, 7, 64), None, "magic");
+        let empty = encode_datagram_header(7, 43, 0);
+        assert_eq!(decode_datagram(&empty, 7, 64), None, "empty message");
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! partition only reads it gets through a read-only open file (it cannot map it writable), and
 //! the memfds belong to an unprivileged owner with mode 0444, so a partition (root without
 //! CAP_DAC_OVERRIDE/CAP_FOWNER) can neither reopen one writable through /proc nor chmod it.
-//! Sizes are sealed. The memory lives as long as the run, across partition restarts.
+//! Sizes are sealed. The memory lives as long as the run, across partition restarts. A channel
+//! end in another module (a Pseudo_Partition) is served by the module's [`udp`] thread.
 
 use partita_abi::ports::{
     CONSUMER_PAGE_BYTES, DESTINATION, KIND_QUEUING, KIND_SAMPLING, MAX_PORTS, PORT_FD_BASE, PORTS_MAGIC, PortDirectory, PortEntry,
@@ -14,6 +15,8 @@ use partita_abi::{ABI_VERSION, name_bytes};
 use partita_config::model::{ChannelEnd, Direction, Module};
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+
+pub mod udp;
 
 /// Owner of the channel memfds: not the partitions' uid (see the module documentation).
 const MEMFD_OWNER: u32 = 65534;
@@ -91,9 +94,25 @@ impl Builder {
     }
 }
 
+/// The channel memory of a module: what each partition program gets, and the channel ends in
+/// other modules (served by [`udp`]).
+pub struct ChannelMemory {
+    /// In the order of the partition ids given to [`create`].
+    pub partitions: Vec<PartitionPorts>,
+    pub remote: Vec<udp::RemoteEnd>,
+}
+
+/// A Pseudo_Partition end: its UDP address.
+fn remote_address(end: &ChannelEnd) -> Option<String> {
+    match end {
+        ChannelEnd::Pseudo { address, .. } => Some(format!("{}:{}", address.value.host, address.value.port)),
+        ChannelEnd::Standard { .. } => None,
+    }
+}
+
 /// Creates the channel memory of `module` and the port descriptors of each partition, in the
 /// order of `partition_ids`.
-pub fn create(module: &Module, partition_ids: &[u32]) -> io::Result<Vec<PartitionPorts>> {
+pub fn create(module: &Module, partition_ids: &[u32]) -> io::Result<ChannelMemory> {
     let mut builders: Vec<Builder> = partition_ids
         .iter()
         .map(|&id| {
@@ -128,27 +147,46 @@ pub fn create(module: &Module, partition_ids: &[u32]) -> io::Result<Vec<Partitio
         }
         ChannelEnd::Pseudo { .. } => None,
     };
+    let mut remote = Vec::new();
     for ch in &module.channels {
-        let Some((src, src_port)) = ch.source.as_ref().and_then(index_of) else { continue };
+        let src = ch.source.as_ref().and_then(index_of);
+        let src_remote = ch.source.as_ref().and_then(remote_address);
         let dests: Vec<(usize, String)> = ch.destinations.iter().filter_map(index_of).collect();
-        let Some(e) = builders[src].entry(&src_port).copied() else { continue };
+        let dests_remote: Vec<String> = ch.destinations.iter().filter_map(remote_address).collect();
+        // The channel's port attributes, from any of its ends in this module.
+        let Some(e) = src.iter().chain(&dests).find_map(|(i, port)| builders[*i].entry(port).copied()) else { continue };
         let tag = format!("ch{}", ch.id.value);
+        let end = |address: String, outgoing: bool, data: OwnedFd, consumer: Option<OwnedFd>| udp::RemoteEnd {
+            channel_id: ch.id.value,
+            kind: e.kind,
+            max_message_size: e.max_message_size,
+            max_nb_messages: e.max_nb_messages,
+            address,
+            outgoing,
+            data,
+            consumer,
+        };
         if e.kind == KIND_SAMPLING {
             let data = memfd(&tag, sampling_area_bytes(e.max_message_size), &[], 0)?;
             for (d, port) in &dests {
-                let ro = read_only(&data)?;
-                let fd = builders[*d].add_fd(ro);
+                let fd = builders[*d].add_fd(read_only(&data)?);
                 if let Some(entry) = builders[*d].entry(port) {
                     (entry.data_fd, entry.channel_id) = (fd, ch.id.value);
                 }
             }
-            let fd = builders[src].add_fd(data);
-            if let Some(entry) = builders[src].entry(&src_port) {
-                (entry.data_fd, entry.channel_id) = (fd, ch.id.value);
+            for address in dests_remote {
+                remote.push(end(address, true, read_only(&data)?, None));
+            }
+            if let Some(address) = src_remote {
+                remote.push(end(address, false, data.try_clone()?, None));
+            }
+            if let Some((s, port)) = &src {
+                let fd = builders[*s].add_fd(data);
+                if let Some(entry) = builders[*s].entry(port) {
+                    (entry.data_fd, entry.channel_id) = (fd, ch.id.value);
+                }
             }
         } else {
-            // A queuing channel has one destination (validated).
-            let Some((d, dport)) = dests.first() else { continue };
             let header = QueuingHeader {
                 head: 0.into(),
                 sender_waiting: 0.into(),
@@ -157,18 +195,27 @@ pub fn create(module: &Module, partition_ids: &[u32]) -> io::Result<Vec<Partitio
             };
             let data = memfd(&tag, queuing_area_bytes(e.max_message_size, e.max_nb_messages), bytes_of(&header), 0)?;
             let consumer = memfd(&format!("{tag}-consumer"), CONSUMER_PAGE_BYTES, &[], 0)?;
-            let (data_ro, consumer_ro) = (read_only(&data)?, read_only(&consumer)?);
-            let (dfd, cfd) = (builders[*d].add_fd(data_ro), builders[*d].add_fd(consumer));
-            if let Some(entry) = builders[*d].entry(dport) {
-                (entry.data_fd, entry.consumer_fd, entry.channel_id) = (dfd, cfd, ch.id.value);
+            // A queuing channel has one destination (validated): here or in another module.
+            if let Some((d, port)) = dests.first() {
+                let (dfd, cfd) = (builders[*d].add_fd(read_only(&data)?), builders[*d].add_fd(consumer.try_clone()?));
+                if let Some(entry) = builders[*d].entry(port) {
+                    (entry.data_fd, entry.consumer_fd, entry.channel_id) = (dfd, cfd, ch.id.value);
+                }
+            } else if let Some(address) = dests_remote.into_iter().next() {
+                remote.push(end(address, true, read_only(&data)?, Some(consumer.try_clone()?)));
             }
-            let (dfd, cfd) = (builders[src].add_fd(data), builders[src].add_fd(consumer_ro));
-            if let Some(entry) = builders[src].entry(&src_port) {
-                (entry.data_fd, entry.consumer_fd, entry.channel_id) = (dfd, cfd, ch.id.value);
+            if let Some(address) = src_remote {
+                remote.push(end(address, false, data.try_clone()?, Some(read_only(&consumer)?)));
+            }
+            if let Some((s, port)) = &src {
+                let (dfd, cfd) = (builders[*s].add_fd(data), builders[*s].add_fd(read_only(&consumer)?));
+                if let Some(entry) = builders[*s].entry(port) {
+                    (entry.data_fd, entry.consumer_fd, entry.channel_id) = (dfd, cfd, ch.id.value);
+                }
             }
         }
     }
-    builders
+    let partitions = builders
         .into_iter()
         .zip(partition_ids)
         .map(|(b, id)| {
@@ -183,7 +230,8 @@ pub fn create(module: &Module, partition_ids: &[u32]) -> io::Result<Vec<Partitio
             fds.extend(b.fds);
             Ok(PartitionPorts { fds })
         })
-        .collect()
+        .collect::<io::Result<Vec<_>>>()?;
+    Ok(ChannelMemory { partitions, remote })
 }
 
 fn direction(d: Direction) -> u32 {

@@ -7,6 +7,7 @@ use crate::control::SharedControl;
 use crate::gate::PartitionGate;
 use crate::lifecycle::{EventSink, Launch, Lifecycle, doorbell};
 use crate::plan::Plan;
+use crate::ports::udp::UdpLinks;
 use crate::process_gate::{CgroupGate, ProcessGate};
 use crate::run_state::{PartitionRun, RunState};
 use crate::scheduler::{Clock, run_core};
@@ -141,7 +142,9 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     let mut launches = Vec::new();
     let workdir = module.base_dir.clone();
     let ids: Vec<u32> = plan.partitions.iter().map(|p| p.id).collect();
-    let mut ports = crate::ports::create(module, &ids).map_err(|e| format!("channel memory: {e}"))?.into_iter();
+    let memory = crate::ports::create(module, &ids).map_err(|e| format!("channel memory: {e}"))?;
+    let mut udp = UdpLinks::start(memory.remote).map_err(|e| format!("inter-module channels: {e}"))?;
+    let mut ports = memory.partitions.into_iter();
     for (i, p) in plan.partitions.iter().enumerate() {
         let limit = (p.memory_bytes > 0).then_some(p.memory_bytes);
         let cgroup = Arc::new(cgroups.partition(&p.name, limit).map_err(|e| format!("partition {}: {e}", p.name))?);
@@ -266,6 +269,10 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         f.flush().map_err(|e| format!("cannot write the trace: {e}"))?;
     }
     drop(cgroups);
+    udp.stop();
+    for line in udp.summary() {
+        eprintln!("partita: {line}");
+    }
     Ok(RunReport { frames, events: sink.events, mechanism, capabilities: caps, interrupted: interrupted.load(Ordering::Relaxed) })
 }
 

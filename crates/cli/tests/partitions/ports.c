@@ -6,7 +6,13 @@
  *           full) and writes its counter on sampling port "counter"; prints "tx done N".
  *   rx      receives them, checking order, length and content of each; reads "counter"
  *           checking no message is torn; prints "rx done N bad B torn T".
- *   spy     destination of "counter": tries to write into its port memory. */
+ *   spy     destination of "counter": tries to write into its port memory.
+ *   udptx HOST PORT / udprx   tx and rx with 300 messages, 1 ms apart, to another module over
+ *           UDP; then udptx sends malformed and stale datagrams straight to HOST:PORT (the
+ *           receiving module's queuing channel) and rx reports any extra delivery. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/audit.h>
@@ -28,7 +34,6 @@
 #include "ARINC653.h"
 
 #define MS 1000000LL
-#define TOTAL 20000
 
 static void check(const char *name, long got, long want) {
     if (got == want) printf("ok %s\n", name);
@@ -345,11 +350,47 @@ static int length_of(unsigned seq) { return 4 + (int)(seq % 61); } /* 4..64 */
 
 static QUEUING_PORT_ID_TYPE q;
 static SAMPLING_PORT_ID_TYPE counter;
+static unsigned total = 20000;
+static int udp; /* 1 ms between messages; garbage after them */
+static const char *garbage_host;
+static int garbage_port;
+
+/* Datagrams the receiving module must refuse (layout: partita_abi::ports, DATAGRAM_HEADER). */
+static void send_garbage(void) {
+    int s = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in to;
+    memset(&to, 0, sizeof to);
+    to.sin_family = AF_INET;
+    to.sin_port = htons((unsigned short)garbage_port);
+    inet_pton(AF_INET, garbage_host, &to.sin_addr);
+    unsigned char d[24 + 8];
+    memset(d, 0, sizeof d);
+    memcpy(d, "PTU1", 4);
+    unsigned channel = 1, length = 4;
+    unsigned long long seq = 1; /* long since accepted: stale */
+    memcpy(d + 4, &channel, 4);
+    memcpy(d + 8, &seq, 8);
+    memcpy(d + 16, &length, 4);
+    memcpy(d + 24, "OLD!", 4);
+    sendto(s, d, 28, 0, (struct sockaddr *)&to, sizeof to);      /* stale */
+    sendto(s, d, 3, 0, (struct sockaddr *)&to, sizeof to);       /* shorter than a header */
+    sendto(s, d, 30, 0, (struct sockaddr *)&to, sizeof to);      /* size does not match length */
+    seq = 1000000;
+    memcpy(d + 8, &seq, 8);
+    length = 9999;
+    memcpy(d + 16, &length, 4);
+    sendto(s, d, 28, 0, (struct sockaddr *)&to, sizeof to);      /* longer than the port */
+    length = 4;
+    memcpy(d + 16, &length, 4);
+    d[0] = 'X';
+    sendto(s, d, 28, 0, (struct sockaddr *)&to, sizeof to);      /* bad magic */
+    close(s);
+}
 
 static void tx_body(void) {
     RETURN_CODE_TYPE rc;
     APEX_BYTE msg[64], sample[64];
-    for (unsigned seq = 0; seq < TOTAL; seq++) {
+    for (unsigned seq = 0; seq < total; seq++) {
         int n = length_of(seq);
         memcpy(msg, &seq, 4);
         for (int i = 4; i < n; i++) msg[i] = pattern(seq, i);
@@ -358,8 +399,13 @@ static void tx_body(void) {
         memset(sample, (int)(seq & 0xff), sizeof sample);
         memcpy(sample, &seq, 4);
         WRITE_SAMPLING_MESSAGE(counter, sample, 64, &rc);
+        if (udp) TIMED_WAIT(1 * MS, &rc);
     }
-    printf("tx done %d\n", TOTAL);
+    if (udp) {
+        TIMED_WAIT(20 * MS, &rc);
+        send_garbage();
+    }
+    printf("tx done %u\n", total);
     idle_forever();
 }
 
@@ -369,7 +415,7 @@ static void rx_body(void) {
     MESSAGE_SIZE_TYPE len;
     VALIDITY_TYPE validity;
     unsigned got = 0, bad = 0, torn = 0, last_sample = 0;
-    while (got < TOTAL) {
+    while (got < total) {
         RECEIVE_QUEUING_MESSAGE(q, INFINITE_TIME_VALUE, msg, &len, &rc);
         if (rc != NO_ERROR) { printf("rx receive: %d\n", (int)rc); bad++; break; }
         unsigned seq;
@@ -388,12 +434,22 @@ static void rx_body(void) {
         }
     }
     printf("rx done %u bad %u torn %u\n", got, bad, torn);
+    if (udp) {
+        unsigned extra = 0;
+        for (;;) {
+            RECEIVE_QUEUING_MESSAGE(q, 500 * MS, msg, &len, &rc);
+            if (rc != NO_ERROR) break;
+            extra++;
+        }
+        printf("rx extra %u samples %s\n", extra, last_sample > 0 ? "seen" : "none");
+    }
     idle_forever();
 }
 
 static int txrx(int tx) {
     RETURN_CODE_TYPE rc;
-    CREATE_QUEUING_PORT("q", 64, 16, tx ? SOURCE : DESTINATION, FIFO, &q, &rc);
+    if (udp) total = 300;
+    CREATE_QUEUING_PORT("q", 64, tx || !udp ? 16 : 64, tx ? SOURCE : DESTINATION, FIFO, &q, &rc);
     if (rc != NO_ERROR) { printf("CREATE_QUEUING_PORT %d\n", (int)rc); return 1; }
     CREATE_SAMPLING_PORT("counter", 64, tx ? SOURCE : DESTINATION, tx ? INFINITE_TIME_VALUE : 100 * MS, &counter, &rc);
     if (rc != NO_ERROR) { printf("CREATE_SAMPLING_PORT %d\n", (int)rc); return 1; }
@@ -445,6 +501,13 @@ int main(int argc, char **argv) {
     if (!strcmp(role, "tx")) return txrx(1);
     if (!strcmp(role, "rx")) return txrx(0);
     if (!strcmp(role, "spy")) return spy();
+    udp = 1;
+    if (!strcmp(role, "udptx") && argc > 3) {
+        garbage_host = argv[2];
+        garbage_port = atoi(argv[3]);
+        return txrx(1);
+    }
+    if (!strcmp(role, "udprx")) return txrx(0);
     printf("unknown role %s\n", role);
     return 1;
 }
