@@ -78,6 +78,10 @@ pub struct PortDirectory {
     pub entries: [PortEntry; MAX_PORTS],
 }
 
+/// A sampling read retries at most this often (a correct writer needs two tries at most
+/// unless it writes faster than the reader copies).
+const MAX_READ_ATTEMPTS: u32 = 10_000;
+
 /// Words of message data needed for `max` bytes.
 pub const fn words(max: u32) -> usize {
     (max as usize).div_ceil(8)
@@ -207,21 +211,23 @@ impl<'a> SamplingArea<'a> {
         let len = msg.len().min(self.max as usize);
         let next = self.header.published.load(Ordering::Relaxed).wrapping_add(1);
         let (slot, data) = self.slots[(next % 2) as usize];
-        let seq = slot.seq.load(Ordering::Relaxed);
-        slot.seq.store(seq.wrapping_add(1), Ordering::Relaxed);
+        // Odd while writing, whatever a writer that died in the middle of a write left.
+        let writing = slot.seq.load(Ordering::Relaxed) | 1;
+        slot.seq.store(writing, Ordering::Relaxed);
         fence(Ordering::Release);
         store_words(data, &msg[..len]);
         slot.length.store(len as u32, Ordering::Relaxed);
         slot.written_ns.store(now_ns, Ordering::Relaxed);
-        slot.seq.store(seq.wrapping_add(2), Ordering::Release);
+        slot.seq.store(writing.wrapping_add(1), Ordering::Release);
         self.header.published.store(next, Ordering::Release);
     }
 
     /// Destination side: the latest message copied into `buf` (at most its length), or None
     /// if nothing was written yet. Never waits for the writer: a slot rewritten while it is
-    /// read is read again from the newly published one.
+    /// read is read again from the newly published one. A source that breaks the protocol
+    /// (a published slot that stays odd or keeps changing) reads as empty rather than hang.
     pub fn read(&self, buf: &mut [u8]) -> Option<SampledMessage> {
-        loop {
+        for _ in 0..MAX_READ_ATTEMPTS {
             let generation = self.header.published.load(Ordering::Acquire);
             if generation == 0 {
                 return None;
@@ -241,6 +247,7 @@ impl<'a> SamplingArea<'a> {
                 return Some(SampledMessage { length, written_ns, generation });
             }
         }
+        None
     }
 
     /// The latest message's header only (no data copied).
@@ -400,6 +407,24 @@ mod tests {
         let m = area.read(&mut buf).unwrap();
         assert_eq!((m.length, m.written_ns, m.generation), (6, 7, 2));
         assert_eq!(&buf[..6], b"second");
+    }
+
+    #[test]
+    fn a_write_interrupted_midway_does_not_block_readers() {
+        let mem = buffer(sampling_area_bytes(8));
+        // SAFETY: a zeroed, 8-aligned buffer of the right size, alive for the test.
+        let area = unsafe { SamplingArea::from_raw(mem.as_ptr().cast(), 8) };
+        area.write(b"one", 1);
+        // A writer that died in the middle of its next write left that slot odd.
+        let (slot, _) = area.slots[0];
+        slot.seq.store(1, Ordering::Relaxed);
+        assert_eq!(area.peek().map(|m| m.length), Some(3), "the published message is still read");
+        area.write(b"three", 3);
+        assert_eq!(area.peek().map(|m| (m.length, m.generation)), Some((5, 2)));
+        // A source that leaves the published slot odd makes the port read as empty, not hang.
+        let (published, _) = area.slots[0];
+        published.seq.store(7, Ordering::Relaxed);
+        assert_eq!(area.peek(), None);
     }
 
     #[test]
