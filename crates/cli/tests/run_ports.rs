@@ -162,7 +162,7 @@ fn messages_cross_cores_and_windows_intact_and_a_destination_cannot_write_its_ch
     let exe = build("ports", dir.path());
     let config = dir.path().join("module.xml");
     std::fs::write(&config, TRAFFIC_XML.replace("EXE", exe.to_str().unwrap())).unwrap();
-    let (stdout, _) = run(&config, 200);
+    let (stdout, _) = run(&config, 300);
     // Tx and Rx overlap on two cores for 6 ms of each 20 ms frame; the rest of the time one of
     // them is frozen, so messages also wait in the queue across windows.
     assert!(stdout.contains("[Tx] tx done 20000"), "{stdout}");
