@@ -35,20 +35,13 @@
  * NOT YET IMPLEMENTED — DECLARED ONLY. The services of the communication and health-monitoring
  * issues are declared here with their standard types so that programs compile, but the library
  * does not define them yet: a program that calls one FAILS TO LINK with an
- * "undefined reference to `CREATE_SAMPLING_PORT'" (or similar) error. They are:
- *    buffers          CREATE_BUFFER, SEND_BUFFER, RECEIVE_BUFFER, GET_BUFFER_ID, GET_BUFFER_STATUS
- *    blackboards      CREATE_BLACKBOARD, DISPLAY_BLACKBOARD, READ_BLACKBOARD, CLEAR_BLACKBOARD,
- *                     GET_BLACKBOARD_ID, GET_BLACKBOARD_STATUS
- *    semaphores       CREATE_SEMAPHORE, WAIT_SEMAPHORE, SIGNAL_SEMAPHORE, GET_SEMAPHORE_ID,
- *                     GET_SEMAPHORE_STATUS
- *    events           CREATE_EVENT, SET_EVENT, RESET_EVENT, WAIT_EVENT, GET_EVENT_ID,
- *                     GET_EVENT_STATUS
- *    mutexes          CREATE_MUTEX, ACQUIRE_MUTEX, RELEASE_MUTEX, RESET_MUTEX, GET_MUTEX_ID,
- *                     GET_MUTEX_STATUS, GET_PROCESS_MUTEX_STATE
+ * "undefined reference to `CREATE_ERROR_HANDLER'" (or similar) error. They are:
  *    error handler    CREATE_ERROR_HANDLER, GET_ERROR_STATUS, CONFIGURE_ERROR_HANDLER
- * Implemented: process, time, partition and module schedule services, REPORT_APPLICATION_MESSAGE
- * and RAISE_APPLICATION_ERROR (which for now prints the error on stderr and returns NO_ERROR),
- * sampling and queuing ports (Part 1 and the Part 2 sampling services).
+ * Implemented: process, time, partition and module schedule services; buffers, blackboards,
+ * semaphores, events and mutexes (MUTEX_PRIORITY is a priority ceiling; a process owns at most
+ * one mutex, the preemption lock counting as one); sampling and queuing ports (Part 1 and the
+ * Part 2 sampling services); REPORT_APPLICATION_MESSAGE
+ * and RAISE_APPLICATION_ERROR (which for now prints the error on stderr and returns NO_ERROR).
  *
  * Ports: a read or receive writes up to the port's MAX_MESSAGE_SIZE bytes at MESSAGE_ADDR.
  * Sampling WRITE and READ make no system call. A program run standalone has no configured
@@ -300,7 +293,7 @@ extern void GET_QUEUING_PORT_STATUS(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, QUEUIN
                                     RETURN_CODE_TYPE *RETURN_CODE);
 extern void CLEAR_QUEUING_PORT(QUEUING_PORT_ID_TYPE QUEUING_PORT_ID, RETURN_CODE_TYPE *RETURN_CODE);
 
-/* ------------------------------------------------------------------ buffers (declared only) */
+/* ------------------------------------------------------------------ buffers */
 
 #define MAX_NUMBER_OF_BUFFERS SYSTEM_LIMIT_NUMBER_OF_BUFFERS
 
@@ -324,7 +317,7 @@ extern void RECEIVE_BUFFER(BUFFER_ID_TYPE BUFFER_ID, SYSTEM_TIME_TYPE TIME_OUT, 
 extern void GET_BUFFER_ID(const char *BUFFER_NAME /* BUFFER_NAME_TYPE */, BUFFER_ID_TYPE *BUFFER_ID, RETURN_CODE_TYPE *RETURN_CODE);
 extern void GET_BUFFER_STATUS(BUFFER_ID_TYPE BUFFER_ID, BUFFER_STATUS_TYPE *BUFFER_STATUS, RETURN_CODE_TYPE *RETURN_CODE);
 
-/* ------------------------------------------------------------------ blackboards (declared only) */
+/* ------------------------------------------------------------------ blackboards */
 
 #define MAX_NUMBER_OF_BLACKBOARDS SYSTEM_LIMIT_NUMBER_OF_BLACKBOARDS
 
@@ -350,7 +343,7 @@ extern void GET_BLACKBOARD_ID(const char *BLACKBOARD_NAME /* BLACKBOARD_NAME_TYP
 extern void GET_BLACKBOARD_STATUS(BLACKBOARD_ID_TYPE BLACKBOARD_ID, BLACKBOARD_STATUS_TYPE *BLACKBOARD_STATUS,
                                   RETURN_CODE_TYPE *RETURN_CODE);
 
-/* ------------------------------------------------------------------ semaphores (declared only) */
+/* ------------------------------------------------------------------ semaphores */
 
 #define MAX_NUMBER_OF_SEMAPHORES SYSTEM_LIMIT_NUMBER_OF_SEMAPHORES
 #define MAX_SEMAPHORE_VALUE 32767
@@ -375,7 +368,7 @@ extern void GET_SEMAPHORE_ID(const char *SEMAPHORE_NAME /* SEMAPHORE_NAME_TYPE *
 extern void GET_SEMAPHORE_STATUS(SEMAPHORE_ID_TYPE SEMAPHORE_ID, SEMAPHORE_STATUS_TYPE *SEMAPHORE_STATUS,
                                  RETURN_CODE_TYPE *RETURN_CODE);
 
-/* ------------------------------------------------------------------ events (declared only) */
+/* ------------------------------------------------------------------ events */
 
 #define MAX_NUMBER_OF_EVENTS SYSTEM_LIMIT_NUMBER_OF_EVENTS
 
@@ -395,7 +388,7 @@ extern void WAIT_EVENT(EVENT_ID_TYPE EVENT_ID, SYSTEM_TIME_TYPE TIME_OUT, RETURN
 extern void GET_EVENT_ID(const char *EVENT_NAME /* EVENT_NAME_TYPE */, EVENT_ID_TYPE *EVENT_ID, RETURN_CODE_TYPE *RETURN_CODE);
 extern void GET_EVENT_STATUS(EVENT_ID_TYPE EVENT_ID, EVENT_STATUS_TYPE *EVENT_STATUS, RETURN_CODE_TYPE *RETURN_CODE);
 
-/* ------------------------------------------------------------------ mutexes (declared only) */
+/* ------------------------------------------------------------------ mutexes */
 
 #define MAX_NUMBER_OF_MUTEXES SYSTEM_LIMIT_NUMBER_OF_MUTEXES
 #define NO_MUTEX_OWNED ((PROCESS_ID_TYPE)-2)

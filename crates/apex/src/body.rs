@@ -84,9 +84,10 @@ fn run_once(rt: &Runtime, index: usize, slot: &ProcessSlot) {
 /// The process is done (entry point returned, or STOP_SELF): DORMANT, unless a STOP by another
 /// process already took care of it (and maybe a START followed).
 fn finish(rt: &Runtime, index: usize, slot: &ProcessSlot) {
-    let _c = Critical::enter(rt);
+    let c = Critical::enter(rt);
     if slot.stop_gen.load(Ordering::Acquire) == STOP_SEEN.with(|s| s.get()) {
         mark_dormant(slot);
+        crate::objects::on_dormant(&c, rt, index);
         rt.trace(event::PROCESS_STOP, id_of(index) as i64, 0);
     }
 }
@@ -122,6 +123,12 @@ fn jump() -> ! {
     // the frames jumped over hold no lock and no value with a destructor (requests are deferred
     // inside critical sections, see `critical`).
     unsafe { partita_process_jump(env) }
+}
+
+/// Whether a STOP of the calling process (whose slot is `slot`) is pending: requested while it
+/// was inside a critical section, not yet acted upon.
+pub fn stop_pending(slot: &ProcessSlot) -> bool {
+    slot.stop_gen.load(Ordering::Acquire) != STOP_SEEN.with(|s| s.get())
 }
 
 /// Acknowledges the requests seen so far (a requester on another core may wait for it).

@@ -124,11 +124,12 @@ fn other_process(rt: &Runtime, id: ProcessId) -> ApexResult<(usize, &ProcessSlot
 pub fn stop(id: ProcessId) -> ApexResult<()> {
     let rt = rt();
     let c = Critical::enter(rt);
-    let (_, slot) = other_process(rt, id)?;
+    let (i, slot) = other_process(rt, id)?;
     if slot.is_dormant() {
         return Err(ErrorReturnCode::NoAction);
     }
     crate::body::mark_dormant(slot);
+    crate::objects::on_dormant(&c, rt, i);
     slot.stop_gen.fetch_add(1, Ordering::AcqRel);
     interrupt(rt, c, slot, event::PROCESS_STOP, id, true);
     Ok(())
@@ -169,6 +170,9 @@ pub fn suspend(id: ProcessId) -> ApexResult<()> {
         return Err(ErrorReturnCode::NoAction);
     }
     let _ = slot.ctl.fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| Some((c | SUSPENDED).wrapping_add(CTL_STEP)));
+    if slot.wait.is_queued() {
+        rt.kick_timer(); // its wait time-out now runs out in the deadline monitor (waitq)
+    }
     interrupt(rt, c, slot, event::PROCESS_SUSPEND, id, false);
     Ok(())
 }
@@ -238,6 +242,9 @@ pub fn set_priority(id: ProcessId, priority: Priority) -> ApexResult<()> {
     }
     if slot.is_dormant() {
         return Err(ErrorReturnCode::InvalidMode);
+    }
+    if crate::objects::mutex::retain_priority(&c, i, priority) {
+        return Ok(()); // a mutex owner keeps the mutex priority until the release
     }
     slot.current_priority.store(priority, Ordering::Release);
     let locked = slot.lock_level.load(Ordering::Acquire) > 0;

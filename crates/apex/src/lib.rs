@@ -34,6 +34,7 @@ pub mod ffi;
 mod hm;
 mod monitor;
 pub mod names;
+mod objects;
 mod partition;
 pub mod ports;
 mod process;
@@ -45,10 +46,23 @@ mod threads;
 mod time;
 mod trace;
 pub mod types;
+mod waitq;
 
 pub use control::{delayed_start, lock_preemption, resume, set_priority, start, stop, stop_self, suspend, suspend_self, unlock_preemption};
 pub use hm::{raise_application_error, report_application_message};
 pub use names::Name;
+pub use objects::blackboard::{
+    clear_blackboard, create_blackboard, display_blackboard, get_blackboard_id, get_blackboard_status, read_blackboard,
+};
+pub use objects::buffer::{create_buffer, get_buffer_id, get_buffer_status, receive_buffer, send_buffer};
+pub use objects::event::{create_event, get_event_id, get_event_status, reset_event, set_event, wait_event};
+pub use objects::mutex::{
+    NO_MUTEX_OWNED, PREEMPTION_LOCK_MUTEX, acquire_mutex, create_mutex, get_mutex_id, get_mutex_status, get_process_mutex_state,
+    release_mutex, reset_mutex,
+};
+pub use objects::semaphore::{
+    MAX_SEMAPHORE_VALUE, create_semaphore, get_semaphore_id, get_semaphore_status, signal_semaphore, wait_semaphore,
+};
 pub use partition::{get_partition_status, set_partition_mode};
 pub use ports::*;
 pub use process::{
@@ -58,3 +72,4 @@ pub use runtime::parse_seconds;
 pub use schedule::{get_module_schedule_id, get_module_schedule_status, set_module_schedule};
 pub use time::{get_time, periodic_wait, replenish, timed_wait};
 pub use types::*;
+pub use waitq::Discipline as QueuingDiscipline;

@@ -55,6 +55,9 @@ extern "C" fn timer_main(arg: *mut c_void) -> *mut c_void {
                     earliest = earliest.min(d);
                 }
             }
+            if let Some(d) = crate::waitq::expire_suspended(rt) {
+                earliest = earliest.min(d);
+            }
         }
         sys::futex_wait(&rt.timer_word, w, (earliest != NO_DEADLINE).then_some(earliest), Futex::Private);
     }

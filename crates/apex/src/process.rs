@@ -104,6 +104,8 @@ pub struct ProcessSlot {
     pub start_delay: AtomicI64,
     /// Preemption lock level held by this process.
     pub lock_level: AtomicI32,
+    /// Its place in a wait queue of an object, if it waits in one (see `waitq`).
+    pub wait: crate::waitq::WaitRecord,
 }
 
 // SAFETY: `config` is written only under the runtime lock for the slot at index `count`, which

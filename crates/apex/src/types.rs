@@ -195,3 +195,45 @@ pub mod error_code {
     pub const HARDWARE_FAULT: u32 = 6;
     pub const POWER_FAIL: u32 = 7;
 }
+
+/// BUFFER_STATUS_TYPE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufferStatus {
+    pub nb_message: i32,
+    pub max_nb_message: i32,
+    pub max_message_size: i32,
+    pub waiting_processes: i32,
+}
+
+/// BLACKBOARD_STATUS_TYPE (`occupied` is EMPTY_INDICATOR = OCCUPIED).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlackboardStatus {
+    pub occupied: bool,
+    pub max_message_size: i32,
+    pub waiting_processes: i32,
+}
+
+/// SEMAPHORE_STATUS_TYPE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SemaphoreStatus {
+    pub current_value: i32,
+    pub maximum_value: i32,
+    pub waiting_processes: i32,
+}
+
+/// EVENT_STATUS_TYPE (`up` is EVENT_STATE = UP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventStatus {
+    pub up: bool,
+    pub waiting_processes: i32,
+}
+
+/// MUTEX_STATUS_TYPE (`owner` is NO_MUTEX_OWNED when `owned` is false).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MutexStatus {
+    pub owner: ProcessId,
+    pub owned: bool,
+    pub priority: Priority,
+    pub lock_count: i32,
+    pub waiting_processes: i32,
+}

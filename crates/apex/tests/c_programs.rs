@@ -41,6 +41,26 @@ fn suspend_resume_stop_really_stop_another_process() {
     }
 }
 
+#[test]
+fn objects_return_codes_limits_and_message_integrity() {
+    let _s = serial();
+    let r = run(&build("objects_errors"), &[], &[]);
+    assert_passed(&r, "objects_errors");
+    let passed = r.stdout.lines().filter(|l| l.starts_with("PASS")).count();
+    assert!(passed >= 120, "only {passed} checks ran:\n{}", r.stdout);
+}
+
+#[test]
+fn objects_block_wake_by_discipline_and_mutex_priority() {
+    let _s = serial();
+    let r = run(&build("objects"), &[], &[]);
+    if realtime_ok(&r, "objects_block_wake_by_discipline_and_mutex_priority") {
+        assert_passed(&r, "objects");
+        let passed = r.stdout.lines().filter(|l| l.starts_with("PASS")).count();
+        assert!(passed >= 40, "only {passed} checks ran:\n{}", r.stdout);
+    }
+}
+
 /// Two CPUs this process may use, if there are two.
 fn two_cpus() -> Option<(usize, usize)> {
     // SAFETY: sched_getaffinity fills a zeroed cpu_set_t of the size given.
@@ -224,13 +244,12 @@ fn build_source(name: &str, source: &str) -> std::process::Output {
 fn declared_only_services_fail_to_link_clearly() {
     let _s = serial();
     let out = build_source(
-        "buffers",
-        "#include <ARINC653.h>\nint main(void) {\n  BUFFER_ID_TYPE id; RETURN_CODE_TYPE rc;\n  \
-         CREATE_BUFFER(\"B\", 8, 4, FIFO, &id, &rc);\n  return 0;\n}\n",
+        "error_handler",
+        "#include <ARINC653.h>\nint main(void) {\n  RETURN_CODE_TYPE rc;\n  CREATE_ERROR_HANDLER((SYSTEM_ADDRESS_TYPE)0, 0, &rc);\n  return 0;\n}\n",
     );
     assert!(!out.status.success(), "a declared-only service linked");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("undefined reference to `CREATE_BUFFER'"), "{err}");
+    assert!(err.contains("undefined reference to `CREATE_ERROR_HANDLER'"), "{err}");
 }
 
 /// Standalone, no port is configured: every CREATE is INVALID_CONFIG (and ids stay unknown).

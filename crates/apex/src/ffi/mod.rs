@@ -2,6 +2,7 @@
 //! caller's pointers (a null pointer is skipped) and calls the Rust API.
 #![allow(non_snake_case)]
 
+mod objects;
 mod ports;
 pub mod types;
 

@@ -111,3 +111,45 @@ pub unsafe extern "C" fn partita_apex_layout(out: *mut i64, n: usize) -> usize {
     }
     v.len()
 }
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct BufferStatusC {
+    pub nb_message: i32,
+    pub max_nb_message: i32,
+    pub max_message_size: i32,
+    pub waiting_processes: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct BlackboardStatusC {
+    pub empty_indicator: u32,
+    pub max_message_size: i32,
+    pub waiting_processes: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct SemaphoreStatusC {
+    pub current_value: i32,
+    pub maximum_value: i32,
+    pub waiting_processes: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct EventStatusC {
+    pub event_state: u32,
+    pub waiting_processes: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct MutexStatusC {
+    pub mutex_owner: i32,
+    pub mutex_state: u32,
+    pub mutex_priority: i32,
+    pub lock_count: i32,
+    pub waiting_processes: i32,
+}
