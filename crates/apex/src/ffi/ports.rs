@@ -3,6 +3,7 @@
 //! write or send holds LENGTH bytes.
 
 use super::{name, put, rc};
+use crate::QueuingDiscipline;
 use crate::ports::*;
 use crate::types::*;
 use libc::c_char;

@@ -6,7 +6,6 @@
 
 mod queuing;
 mod sampling;
-mod wait;
 
 pub use queuing::{
     clear_queuing_port, create_queuing_port, get_queuing_port_id, get_queuing_port_status, receive_queuing_message, send_queuing_message,
@@ -39,24 +38,6 @@ impl PortDirection {
         match v {
             0 => Some(PortDirection::Source),
             1 => Some(PortDirection::Destination),
-            _ => None,
-        }
-    }
-}
-
-/// QUEUING_DISCIPLINE_TYPE: the order in which waiting processes get the port.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u32)]
-pub enum QueuingDiscipline {
-    Fifo = 0,
-    Priority = 1,
-}
-
-impl QueuingDiscipline {
-    pub fn from_u32(v: u32) -> Option<QueuingDiscipline> {
-        match v {
-            0 => Some(QueuingDiscipline::Fifo),
-            1 => Some(QueuingDiscipline::Priority),
             _ => None,
         }
     }

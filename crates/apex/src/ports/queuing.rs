@@ -1,17 +1,21 @@
 //! Queuing ports: a bounded FIFO of messages from one source partition to one destination.
 //! A message is never lost: a sender finding the queue full waits (or gets NOT_AVAILABLE /
-//! TIMED_OUT), as the standard asks. Waiting processes are served in the port's discipline.
+//! TIMED_OUT), as the standard asks. Processes of this partition waiting on a port are in its
+//! wait queue (`waitq`, FIFO or PRIORITY): they sleep on the channel's shared futex word (the
+//! other partition changes and wakes it), and whoever finds the channel ready serves them in
+//! the queue's order, handing each its message (or taking each one's message) directly.
 
-use super::wait::WaitQueue;
-use super::{PortDirection, PortTable, QueuingDiscipline, QueuingPortId, check_create, check_init_mode, check_length, configured, map};
-use crate::critical::{NoStop, PiMutex};
+use super::{PortDirection, PortTable, QueuingPortId, check_create, check_init_mode, check_length, configured, map};
+use crate::QueuingDiscipline;
+use crate::critical::Critical;
 use crate::names::Name;
 use crate::process;
-use crate::runtime::rt;
+use crate::runtime::{Runtime, rt};
 use crate::sys::{self, Futex};
 use crate::types::*;
+use crate::waitq::{self, Outcome, SATISFIED, WaitOn, WaitQueue};
 use partita_abi::ports::{CONSUMER_PAGE_BYTES, KIND_QUEUING, PortEntry, QueuingArea, SOURCE, queuing_area_bytes};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 pub struct QueuingPort {
     name: Name,
@@ -19,8 +23,6 @@ pub struct QueuingPort {
     max: u32,
     depth: u32,
     area: QueuingArea<'static>,
-    /// Serializes this partition's senders (or receivers) on the ring.
-    lock: PiMutex,
     waiters: WaitQueue,
 }
 
@@ -82,84 +84,140 @@ pub fn create_queuing_port(
                 max: e.max_message_size,
                 depth: e.max_nb_messages,
                 area: area(e)?,
-                lock: PiMutex::new(),
                 waiters: WaitQueue::new(discipline),
             })
         },
     )
 }
 
-/// The absolute deadline of a TIME_OUT (None: infinite); the caller handled 0.
-fn deadline(time_out: SystemTime) -> Option<i64> {
-    (time_out >= 0).then(|| sys::now_ns().saturating_add(time_out))
-}
-
-/// Blocking is refused to a caller that is not a process or holds the preemption lock.
-fn check_may_wait() -> ApexResult<()> {
-    match process::current(rt()) {
-        Some((_, s)) if s.lock_level.load(Ordering::Acquire) == 0 => Ok(()),
-        _ => Err(ErrorReturnCode::InvalidMode),
-    }
-}
-
 impl QueuingPort {
-    fn locked<T>(&self, f: impl FnOnce() -> T) -> T {
-        let _n = NoStop::enter();
-        self.lock.lock();
-        let r = f();
-        self.lock.unlock();
-        r
+    /// Appends a message and wakes the destination if it waits (runtime lock held: one
+    /// sender of this partition at a time).
+    fn push(&self, _c: &Critical<'_>, msg: &[u8]) -> bool {
+        let sent = self.area.push(msg);
+        if sent && self.area.consumer.receiver_waiting.load(Ordering::SeqCst) != 0 {
+            sys::futex_wake(&self.area.header.head, i32::MAX, Futex::Shared);
+        }
+        sent
     }
+
+    /// Takes the oldest message and wakes the source if it waits for room.
+    fn pop(&self, _c: &Critical<'_>, buf: &mut [u8]) -> Option<usize> {
+        let got = self.area.pop(buf);
+        if got.is_some() && self.area.header.sender_waiting.load(Ordering::SeqCst) != 0 {
+            sys::futex_wake(&self.area.consumer.tail, i32::MAX, Futex::Shared);
+        }
+        got.map(|n| n as usize)
+    }
+
+    /// The word this partition's waiters sleep on, and the flag that tells the other side.
+    fn wait_words(&self) -> (&AtomicU32, &AtomicU32) {
+        match self.direction {
+            PortDirection::Destination => (&self.area.header.head, &self.area.consumer.receiver_waiting),
+            PortDirection::Source => (&self.area.consumer.tail, &self.area.header.sender_waiting),
+        }
+    }
+
+    /// Serves waiting processes in the queue's order while the channel allows: a receiver gets
+    /// the oldest message into its buffer, a sender's message goes into the queue.
+    fn serve(&self, c: &Critical<'_>, rt: &Runtime) {
+        while let Some(i) = self.waiters.first(c, rt) {
+            let rec = &rt.procs[i].wait;
+            // SAFETY: a waiter's record points to its buffer (receive: writable, send: readable)
+            // of `len` bytes, valid while it is in the queue.
+            let area = unsafe { std::slice::from_raw_parts_mut(rec.addr(), rec.len().max(0) as usize) };
+            let done = match self.direction {
+                PortDirection::Destination => self.pop(c, area).map(|n| rec.set_len(n as i64)).is_some(),
+                PortDirection::Source => self.push(c, area),
+            };
+            if !done {
+                break;
+            }
+            self.waiters.wake(c, rt, i, SATISFIED);
+        }
+        if self.waiters.is_empty() {
+            self.wait_words().1.store(0, Ordering::SeqCst);
+        }
+    }
+
+    /// Waits in the port's queue until served (Ok: the length of the message received or
+    /// sent), per the standard's rules for a resource that is not available.
+    fn wait(&'static self, c: Critical<'_>, rt: &Runtime, time_out: SystemTime, data: (*mut u8, usize)) -> ApexResult<usize> {
+        if time_out == 0 {
+            return Err(ErrorReturnCode::NotAvailable);
+        }
+        let (index, slot) = process::current(rt).ok_or(ErrorReturnCode::InvalidMode)?;
+        if slot.lock_level.load(Ordering::Acquire) > 0 {
+            return Err(ErrorReturnCode::InvalidMode);
+        }
+        let deadline = match time_out {
+            INFINITE_TIME_VALUE => None,
+            t => Some(sys::now_ns().checked_add(t).ok_or(ErrorReturnCode::InvalidParam)?),
+        };
+        slot.wait.set_data(data.0, data.1 as i64);
+        self.waiters.enqueue(&c, rt, index);
+        let (word, flag) = self.wait_words();
+        let mut c = c;
+        loop {
+            flag.store(1, Ordering::SeqCst);
+            let seen = word.load(Ordering::SeqCst);
+            self.serve(&c, rt);
+            if !slot.wait.is_queued() {
+                return Ok(slot.wait.len() as usize);
+            }
+            match waitq::block(c, rt, index, deadline, WaitOn::Word { word, seen, kind: Futex::Shared }) {
+                Outcome::Woken(_) => return Ok(slot.wait.len() as usize),
+                Outcome::TimedOut => {
+                    let c = Critical::enter(rt);
+                    if self.waiters.is_empty() {
+                        flag.store(0, Ordering::SeqCst);
+                    }
+                    drop(c);
+                    return Err(ErrorReturnCode::TimedOut);
+                }
+                Outcome::Changed => c = Critical::enter(rt),
+            }
+        }
+    }
+}
+
+/// INVALID_PARAM for a TIME_OUT below INFINITE_TIME_VALUE.
+fn check_time_out(time_out: SystemTime) -> ApexResult<()> {
+    if time_out < INFINITE_TIME_VALUE { Err(ErrorReturnCode::InvalidParam) } else { Ok(()) }
 }
 
 /// SEND_QUEUING_MESSAGE.
 pub fn send_queuing_message(id: QueuingPortId, message: &[u8], time_out: SystemTime) -> ApexResult<()> {
     let p = PORTS.get(id)?;
     check_length(message.len(), p.max)?;
+    check_time_out(time_out)?;
     if p.direction != PortDirection::Source {
         return Err(ErrorReturnCode::InvalidMode);
     }
-    let send = || {
-        let sent = p.locked(|| p.area.push(message));
-        if sent && p.area.consumer.receiver_waiting.load(Ordering::SeqCst) != 0 {
-            sys::futex_wake(&p.area.header.head, i32::MAX, Futex::Shared);
-        }
-        sent.then_some(())
-    };
-    if p.waiters.is_empty() && send().is_some() {
+    let rt = rt();
+    let c = Critical::enter(rt);
+    if p.waiters.is_empty() && p.push(&c, message) {
         return Ok(());
     }
-    if time_out == 0 {
-        return Err(ErrorReturnCode::NotAvailable);
-    }
-    check_may_wait()?;
-    p.waiters.wait(&p.area.consumer.tail, &p.area.header.sender_waiting, deadline(time_out), send)
+    p.wait(c, rt, time_out, (message.as_ptr().cast_mut(), message.len())).map(|_| ())
 }
 
 /// RECEIVE_QUEUING_MESSAGE: the oldest message into `buf` (which should hold the port's
 /// maximum message size), returning its length.
 pub fn receive_queuing_message(id: QueuingPortId, time_out: SystemTime, buf: &mut [u8]) -> ApexResult<usize> {
     let p = PORTS.get(id)?;
+    check_time_out(time_out)?;
     if p.direction != PortDirection::Destination {
         return Err(ErrorReturnCode::InvalidMode);
     }
-    let mut receive = || {
-        let got = p.locked(|| p.area.pop(buf));
-        if got.is_some() && p.area.header.sender_waiting.load(Ordering::SeqCst) != 0 {
-            sys::futex_wake(&p.area.consumer.tail, i32::MAX, Futex::Shared);
-        }
-        got.map(|n| n as usize)
-    };
+    let rt = rt();
+    let c = Critical::enter(rt);
     if p.waiters.is_empty()
-        && let Some(n) = receive()
+        && let Some(n) = p.pop(&c, buf)
     {
         return Ok(n);
     }
-    if time_out == 0 {
-        return Err(ErrorReturnCode::NotAvailable);
-    }
-    check_may_wait()?;
-    p.waiters.wait(&p.area.header.head, &p.area.consumer.receiver_waiting, deadline(time_out), receive)
+    p.wait(c, rt, time_out, (buf.as_mut_ptr(), buf.len()))
 }
 
 /// GET_QUEUING_PORT_ID.
@@ -185,7 +243,8 @@ pub fn clear_queuing_port(id: QueuingPortId) -> ApexResult<()> {
     if p.direction != PortDirection::Destination {
         return Err(ErrorReturnCode::InvalidMode);
     }
-    p.locked(|| p.area.clear());
+    let _c = Critical::enter(rt());
+    p.area.clear();
     if p.area.header.sender_waiting.load(Ordering::SeqCst) != 0 {
         sys::futex_wake(&p.area.consumer.tail, i32::MAX, Futex::Shared);
     }
