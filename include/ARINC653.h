@@ -32,20 +32,17 @@
  *    run); blocking system calls of the target are restarted (SA_RESTART) unless they never are
  *    (e.g. nanosleep returns EINTR).
  *
- * NOT YET IMPLEMENTED — DECLARED ONLY. The services of the communication and health-monitoring
- * issues are declared here with their standard types so that programs compile, but the library
- * does not define them yet: a program that calls one FAILS TO LINK with an
- * "undefined reference to `CREATE_SAMPLING_PORT'" (or similar) error. They are:
- *    sampling ports   CREATE_SAMPLING_PORT, WRITE_SAMPLING_MESSAGE, READ_SAMPLING_MESSAGE,
- *                     GET_SAMPLING_PORT_ID, GET_SAMPLING_PORT_STATUS, and the Part 2
- *                     READ_UPDATED_SAMPLING_MESSAGE, GET_SAMPLING_PORT_CURRENT_STATUS,
- *                     READ_SAMPLING_MESSAGE_CONDITIONAL
- *    queuing ports    CREATE_QUEUING_PORT, SEND_QUEUING_MESSAGE, RECEIVE_QUEUING_MESSAGE,
- *                     GET_QUEUING_PORT_ID, GET_QUEUING_PORT_STATUS, CLEAR_QUEUING_PORT
- * Implemented: process, time, partition and module schedule services; buffers, blackboards,
- * semaphores, events and mutexes (MUTEX_PRIORITY is a priority ceiling; a process owns at most
- * one mutex, the preemption lock counting as one); health monitoring (error handler,
+ * Every service declared here is implemented: process, time, partition and module schedule
+ * services; buffers, blackboards, semaphores, events and mutexes (MUTEX_PRIORITY is a priority
+ * ceiling; a process owns at most one mutex, the preemption lock counting as one); sampling and
+ * queuing ports (Part 1 and the Part 2 sampling services); health monitoring (error handler,
  * RAISE_APPLICATION_ERROR, REPORT_APPLICATION_MESSAGE; see docs/health-monitor.md).
+ *
+ * Ports: a read or receive writes up to the port's MAX_MESSAGE_SIZE bytes at MESSAGE_ADDR.
+ * Sampling WRITE and READ make no system call. A program run standalone has no configured
+ * port (every CREATE is INVALID_CONFIG). READ_UPDATED_SAMPLING_MESSAGE of a message already
+ * read returns NO_ACTION, UPDATED = CONSUMED_MESSAGE and LENGTH 0; READ_SAMPLING_MESSAGE_
+ * CONDITIONAL of a message older than REF_TIME_STAMP (or of an empty port) is NOT_AVAILABLE.
  */
 #ifndef PARTITA_ARINC653_H
 #define PARTITA_ARINC653_H
@@ -211,7 +208,7 @@ extern void GET_MODULE_SCHEDULE_STATUS(SCHEDULE_STATUS_TYPE *SCHEDULE_STATUS, RE
 extern void GET_MODULE_SCHEDULE_ID(const char *SCHEDULE_NAME /* SCHEDULE_NAME_TYPE */, SCHEDULE_ID_TYPE *SCHEDULE_ID,
                                    RETURN_CODE_TYPE *RETURN_CODE);
 
-/* ------------------------------------------------------------------ sampling ports (declared only) */
+/* ------------------------------------------------------------------ sampling ports */
 
 #define MAX_NUMBER_OF_SAMPLING_PORTS SYSTEM_LIMIT_NUMBER_OF_SAMPLING_PORTS
 
@@ -261,7 +258,7 @@ extern void READ_SAMPLING_MESSAGE_CONDITIONAL(SAMPLING_PORT_ID_TYPE SAMPLING_POR
                                               MESSAGE_ADDR_TYPE MESSAGE_ADDR, MESSAGE_SIZE_TYPE *LENGTH,
                                               SYSTEM_TIME_TYPE *TIME_STAMP, RETURN_CODE_TYPE *RETURN_CODE);
 
-/* ------------------------------------------------------------------ queuing ports (declared only) */
+/* ------------------------------------------------------------------ queuing ports */
 
 #define MAX_NUMBER_OF_QUEUING_PORTS SYSTEM_LIMIT_NUMBER_OF_QUEUING_PORTS
 

@@ -10,6 +10,17 @@
 
 #define MS(x) ((SYSTEM_TIME_TYPE)(x) * 1000000LL)
 
+/* The channels of examples/flight-control.xml: the OFP's attitude estimate (sampling port
+ * "attitude", MaxMessageSize 64) and the Monitor's commands (queuing port "commands", 128). */
+#define ATTITUDE_SIZE 64
+#define COMMAND_SIZE 128
+struct attitude {
+    SYSTEM_TIME_TYPE time; /* when the OFP wrote it */
+    long cycle;
+    double roll, pitch, yaw;
+    char pad[ATTITUDE_SIZE - sizeof(SYSTEM_TIME_TYPE) - sizeof(long) - 3 * sizeof(double)];
+};
+
 /* Execution times of Table III are scaled by DEMO_SCALE (first program argument, default 0.1):
  * seed 002 observed actual WCETs far below the assigned milliseconds, and core 0 is fully
  * booked by the windows, so full-length bodies would leave no slack for switching. */

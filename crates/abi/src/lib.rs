@@ -15,8 +15,12 @@
 //!   minus the planned boundary is the partition switch cost (PCS).
 //! - Partition-side events (mode changes, process start/stop/release, missed deadlines) go
 //!   through the [`TraceRing`]; the module drains it into the trace file.
+//! - Sampling and queuing ports have their own shared memory and descriptors, described in
+//!   [`ports`] (kept out of the control block).
 
 #![no_std]
+
+pub mod ports;
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};

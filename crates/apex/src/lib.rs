@@ -40,6 +40,7 @@ pub mod names;
 mod objects;
 mod partition;
 mod placement;
+pub mod ports;
 mod process;
 mod runtime;
 mod schedule;
@@ -74,6 +75,7 @@ pub use objects::semaphore::{
     MAX_SEMAPHORE_VALUE, create_semaphore, get_semaphore_id, get_semaphore_status, signal_semaphore, wait_semaphore,
 };
 pub use partition::{get_partition_status, set_partition_mode};
+pub use ports::*;
 pub use process::{
     create_process, get_my_id, get_my_index, get_my_processor_core_id, get_process_id, get_process_status, initialize_process_core_affinity,
 };

@@ -210,7 +210,6 @@ pub enum WaitOn<'a> {
     /// Only its record: woken by [`WaitQueue::wake`].
     Own,
     /// Also `word` while it still holds `seen` (it must outlive the wait).
-    #[allow(dead_code, reason = "for waits woken from another partition: queuing ports (branch i-ports)")]
     Word { word: &'a AtomicU32, seen: u32, kind: Futex },
 }
 

@@ -233,30 +233,71 @@ fn the_header_compiles_as_strict_c11_and_as_cxx() {
     assert!(r.stdout.contains("from C++"));
 }
 
-#[test]
-fn declared_only_services_fail_to_link_clearly() {
-    let _s = serial();
+/// Builds a one-file C program against the header and the static library.
+fn build_source(name: &str, source: &str) -> std::process::Output {
     let dir = out_dir();
-    let src = dir.join("ports.c");
-    std::fs::write(
-        &src,
-        "#include <ARINC653.h>\nint main(void) {\n  SAMPLING_PORT_ID_TYPE id; RETURN_CODE_TYPE rc;\n  \
-         CREATE_SAMPLING_PORT(\"S\", 8, SOURCE, 1000000, &id, &rc);\n  return 0;\n}\n",
-    )
-    .unwrap();
-    let out = Command::new(compiler("CC", "cc"))
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    Command::new(compiler("CC", "cc"))
         .arg("-I")
         .arg(include_dir())
         .arg(&src)
         .arg("-L")
         .arg(lib_dir())
         .args(["-lpartita_apex", "-lpthread", "-o"])
-        .arg(dir.join("ports"))
+        .arg(dir.join(name))
         .output()
-        .unwrap();
-    assert!(!out.status.success(), "a declared-only service linked");
+        .unwrap()
+}
+
+/// Every service the header declares is defined by the library: a program that takes the
+/// address of each one links (a missing definition is an "undefined reference").
+#[test]
+fn every_declared_service_links() {
+    let _s = serial();
+    let header = std::fs::read_to_string(include_dir().join("ARINC653.h")).unwrap();
+    let services: Vec<&str> = header
+        .lines()
+        .filter_map(|l| l.strip_prefix("extern void "))
+        .filter_map(|l| l.split('(').next())
+        .map(str::trim)
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_'))
+        .collect();
+    assert!(services.len() > 60, "the header declares {} services: {services:?}", services.len());
+    let mut source = String::from("#include <ARINC653.h>\n#include <stdio.h>\nint main(void) {\n  void *all[] = {\n");
+    for s in &services {
+        source.push_str(&format!("    (void *)&{s},\n"));
+    }
+    source.push_str("  };\n  printf(\"%zu\\n\", sizeof all / sizeof all[0]);\n  return 0;\n}\n");
+    let out = build_source("every_service", &source);
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("undefined reference to `CREATE_SAMPLING_PORT'"), "{err}");
+    assert!(out.status.success(), "not every declared service links:\n{err}");
+}
+
+/// Standalone, no port is configured: every CREATE is INVALID_CONFIG (and ids stay unknown).
+#[test]
+fn standalone_programs_have_no_configured_ports() {
+    let _s = serial();
+    let out = build_source(
+        "standalone_ports",
+        r#"#include <ARINC653.h>
+#include <stdio.h>
+int main(void) {
+    SAMPLING_PORT_ID_TYPE s; QUEUING_PORT_ID_TYPE q; RETURN_CODE_TYPE a, b, c, d;
+    APEX_BYTE m[8] = {0};
+    CREATE_SAMPLING_PORT("S", 8, SOURCE, 1000000, &s, &a);
+    CREATE_QUEUING_PORT("Q", 8, 4, DESTINATION, FIFO, &q, &b);
+    WRITE_SAMPLING_MESSAGE(1, m, 8, &c);
+    SEND_QUEUING_MESSAGE(1, m, 8, 0, &d);
+    printf("create %d %d unknown ids %d %d\n", (int)a, (int)b, (int)c, (int)d);
+    return 0;
+}
+"#,
+    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = run(&out_dir().join("standalone_ports"), &[], &[]);
+    // INVALID_CONFIG = 4, INVALID_PARAM = 3.
+    assert!(r.stdout.contains("create 4 4 unknown ids 3 3"), "{}{}", r.stdout, r.stderr);
 }
 
 #[test]

@@ -3,6 +3,7 @@
 //! passed to it as fd 3.
 
 use crate::plan::{Plan, PlannedPartition};
+use crate::ports::PartitionPorts;
 use partita_abi::{
     ABI_MAGIC, ABI_VERSION, ControlBlock, MAX_CORES, MAX_SCHEDULES, ScheduleEntry, ScheduleSnapshot, mode, name_bytes, schedule_flags,
 };
@@ -14,6 +15,8 @@ use std::sync::atomic::Ordering;
 pub struct SharedControl {
     block: NonNull<ControlBlock>,
     fd: OwnedFd,
+    /// The partition's port descriptors, passed beside the control block (fds 5, 6, ...).
+    ports: PartitionPorts,
 }
 
 // SAFETY: the mapping is only accessed through `&ControlBlock`, whose mutable state is atomics
@@ -51,7 +54,7 @@ impl SharedControl {
         // page-aligned and not yet shared with anyone, so a unique reference is sound here.
         let cb = unsafe { &mut *block.as_ptr() };
         init(cb, plan, p, epoch_ns);
-        Ok(SharedControl { block, fd })
+        Ok(SharedControl { block, fd, ports: PartitionPorts::default() })
     }
 
     pub fn block(&self) -> &ControlBlock {
@@ -61,6 +64,15 @@ impl SharedControl {
 
     pub fn fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()
+    }
+
+    pub fn attach_ports(&mut self, ports: PartitionPorts) {
+        self.ports = ports;
+    }
+
+    /// The descriptors the partition program gets from fd 5 up.
+    pub fn port_fds(&self) -> Vec<BorrowedFd<'_>> {
+        self.ports.borrowed()
     }
 }
 

@@ -10,6 +10,7 @@ pub mod lifecycle;
 pub mod output;
 pub mod partition_events;
 pub mod plan;
+pub mod ports;
 pub mod process_gate;
 pub mod run;
 pub mod run_state;

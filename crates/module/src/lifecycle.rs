@@ -196,6 +196,7 @@ impl<'a> Lifecycle<'a> {
         let control = self.state.partitions[i].control.fd();
         let mut spec = SpawnSpec::new(&l.name, l.id, l.program.clone(), l.workdir.clone(), control, l.doorbell.as_fd());
         spec.args = l.args.clone();
+        spec.extra_fds = self.state.partitions[i].control.port_fds();
         spec.cpus = l.cpus.clone();
         spec.cgroup = l.cgroup.as_deref();
         spec.namespaces = l.namespaces;

@@ -8,6 +8,7 @@ use crate::gate::PartitionGate;
 use crate::hm::HmTables;
 use crate::lifecycle::{EventSink, Injection, Launch, Lifecycle, doorbell};
 use crate::plan::Plan;
+use crate::ports::udp::UdpLinks;
 use crate::process_gate::{CgroupGate, CoreGates, ProcessGate};
 use crate::run_state::{PartitionRun, RunState};
 use crate::scheduler::{Clock, run_core};
@@ -165,13 +166,18 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     let mut runs = Vec::new();
     let mut launches = Vec::new();
     let workdir = module.base_dir.clone();
+    let ids: Vec<u32> = plan.partitions.iter().map(|p| p.id).collect();
+    let memory = crate::ports::create(module, &ids).map_err(|e| format!("channel memory: {e}"))?;
+    let mut udp = UdpLinks::start(memory.remote).map_err(|e| format!("inter-module channels: {e}"))?;
+    let mut ports = memory.partitions.into_iter();
     for (i, p) in plan.partitions.iter().enumerate() {
         let limit = (p.memory_bytes > 0).then_some(p.memory_bytes);
         let cpus: Vec<usize> = p.cores.iter().map(|&c| plan.cores[c as usize].cpu as usize).collect();
         let host_cpus: Vec<u32> = cpus.iter().map(|&c| c as u32).collect();
         let cgroup = Arc::new(cgroups.partition_on(&p.name, limit, &host_cpus).map_err(|e| format!("partition {}: {e}", p.name))?);
-        let control = SharedControl::create(&plan, i, epoch_ns).map_err(|e| format!("partition {}: control block: {e}", p.name))?;
+        let mut control = SharedControl::create(&plan, i, epoch_ns).map_err(|e| format!("partition {}: control block: {e}", p.name))?;
         control.block().hm.process_level.store(hm.process_level_mask(), Ordering::Release);
+        control.attach_ports(ports.next().unwrap_or_default());
         let signals = Arc::new(ProcessGate::default());
         // A multi-core partition is stopped and released per core.
         let per_core = if per_core_gating && p.cores.len() > 1 {
@@ -311,6 +317,10 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         f.flush().map_err(|e| format!("cannot write the trace: {e}"))?;
     }
     drop(cgroups);
+    udp.stop();
+    for line in udp.summary() {
+        eprintln!("partita: {line}");
+    }
     Ok(RunReport {
         frames,
         events: sink.events,

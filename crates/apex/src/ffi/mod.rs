@@ -3,6 +3,7 @@
 #![allow(non_snake_case)]
 
 mod objects;
+mod ports;
 pub mod types;
 
 use crate::names::Name;

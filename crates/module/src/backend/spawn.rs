@@ -3,7 +3,7 @@
 //! The child is created with `clone3` straight into the partition's v2 cgroup
 //! (`CLONE_INTO_CGROUP`), in new PID, IPC and mount namespaces, with a pidfd
 //! (`CLONE_PIDFD`). Before `execve` it makes `/` a slave mount, mounts a fresh tmpfs on
-//! `/dev/shm` and a new proc on `/proc`, sets its CPUs, working directory, fds 0..=4 and
+//! `/dev/shm` and a new proc on `/proc`, sets its CPUs, working directory, fds 0..=4 (and 5.. for ports) and
 //! signal state, reports "ready" and waits on a gate pipe. The parent moves it into the v1
 //! hierarchies (hybrid machines), freezes its cgroup and opens the gate: the program's
 //! `execve` and first instruction happen only once the module thaws the partition. Without a
@@ -39,6 +39,8 @@ pub struct SpawnSpec<'a> {
     pub control: BorrowedFd<'a>,
     /// Doorbell eventfd, becomes fd 4.
     pub doorbell: BorrowedFd<'a>,
+    /// Port descriptors (`partita_abi::ports`), become fds 5, 6, ...
+    pub extra_fds: Vec<BorrowedFd<'a>>,
     /// Host CPUs the program may run on (empty: inherit).
     pub cpus: Vec<usize>,
     /// The partition's cgroup (None: no cgroup, the start is gated only).
@@ -74,6 +76,7 @@ impl<'a> SpawnSpec<'a> {
             workdir: workdir.into(),
             control,
             doorbell,
+            extra_fds: Vec::new(),
             cpus: Vec::new(),
             cgroup: None,
             namespaces: true,
@@ -283,8 +286,10 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
     for a in &spec.args {
         args.push(cstr(a.as_bytes(), "an argument")?);
     }
-    // Child-side descriptors, all numbered >= 10 so that dup2 onto 0..=4 cannot clobber them.
-    let high = |fd: BorrowedFd<'_>| sys::dup_at_least(fd, 10).map_err(|e| Error::io("duplicating a descriptor", e));
+    // Child-side descriptors, all numbered above the targets of dup2 (0..=4, then the ports) so
+    // that it cannot clobber them; inherited ones keep these numbers in the program.
+    let floor = 10.max(6 + spec.extra_fds.len() as i32);
+    let high = |fd: BorrowedFd<'_>| sys::dup_at_least(fd, floor).map_err(|e| Error::io("duplicating a descriptor", e));
     let mut inherited = Vec::new();
     let mut inherited_env = String::new();
     for fd in spec.inherited.iter().flat_map(|(_, fds)| fds) {
@@ -317,7 +322,10 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
     let (status_r, status_w) = pipe("status")?;
     let (gate_r, gate_w) = pipe("gate")?;
     let devnull = File::open("/dev/null").map_err(|e| Error::io("opening /dev/null", e))?;
-    let child_fds = [high(devnull.as_fd())?, high(out_w.as_fd())?, high(err_w.as_fd())?, high(spec.control)?, high(spec.doorbell)?];
+    let mut child_fds = vec![high(devnull.as_fd())?, high(out_w.as_fd())?, high(err_w.as_fd())?, high(spec.control)?, high(spec.doorbell)?];
+    for &fd in &spec.extra_fds {
+        child_fds.push(high(fd)?);
+    }
     let (status_hi, gate_hi) = (high(status_w.as_fd())?, high(gate_r.as_fd())?);
     drop((out_w, err_w, status_w, gate_r, devnull));
 
@@ -328,7 +336,7 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         workdir,
         cpus,
         spec.namespaces,
-        child_fds.each_ref().map(|f| f.as_raw_fd()),
+        child_fds.iter().map(|f| f.as_raw_fd()).collect(),
         status_hi.as_raw_fd(),
         gate_hi.as_raw_fd(),
     );

@@ -39,7 +39,7 @@ pub(crate) const STAGES: [&str; 11] = [
     "hiding cgroupfs, making /sys and /proc/sys read-only, dropping capabilities",
     "setting the CPU affinity",
     "changing to the working directory",
-    "setting up file descriptors 0-4",
+    "setting up file descriptors 0-4 and the port descriptors",
     "waiting for release",
     "installing the system call filter",
     "execve",
@@ -74,8 +74,8 @@ pub(crate) struct ChildCtx {
     pub(crate) namespaces: bool,
     /// SCHED_FIFO priority the program starts at (None: the normal policy).
     pub(crate) rt_priority: Option<i32>,
-    /// Sources of fds 0..=4: /dev/null, stdout, stderr, control, doorbell.
-    fds: [RawFd; 5],
+    /// Sources of fds 0, 1, ...: /dev/null, stdout, stderr, control, doorbell, then the ports.
+    fds: Vec<RawFd>,
     /// Descriptors the program keeps at their numbers (`SpawnSpec::inherited`).
     pub(crate) inherited: Vec<RawFd>,
     status: RawFd,
@@ -93,7 +93,7 @@ impl ChildCtx {
         workdir: CString,
         cpus: Option<libc::cpu_set_t>,
         namespaces: bool,
-        fds: [RawFd; 5],
+        fds: Vec<RawFd>,
         status: RawFd,
         gate: RawFd,
     ) -> ChildCtx {
@@ -315,9 +315,10 @@ fn child_main(ctx: &ChildCtx) -> ! {
                 fail(ctx, Stage::Fds, sys::errno());
             }
         }
-        // Everything from 5 up closes at execve (the status and gate pipes stay usable until then).
-        if libc::syscall(libc::SYS_close_range, 5u32, u32::MAX, CLOSE_RANGE_CLOEXEC) != 0 {
-            for fd in 5..4096 {
+        // Everything above them closes at execve (the status and gate pipes stay usable until then).
+        let first_closed = ctx.fds.len() as u32;
+        if libc::syscall(libc::SYS_close_range, first_closed, u32::MAX, CLOSE_RANGE_CLOEXEC) != 0 {
+            for fd in first_closed as RawFd..4096 {
                 libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
             }
         }
