@@ -18,8 +18,13 @@
 //!   so a faulting data address cannot soundly go there: it is always [`no_failed_address`]
 //!   (`partita_apex::get_error_status` gives the address itself).
 //!
-//! Not implemented because Partita does not have the services yet: sampling and queuing ports
-//! (`ApexSamplingPortP*`, `ApexQueuingPortP*`), memory blocks (`ApexMemoryBlockP2`).
+//! - a message slice for READ_SAMPLING_MESSAGE / RECEIVE_QUEUING_MESSAGE must have room for the
+//!   port's MAX_MESSAGE_SIZE too (INVALID_PARAM otherwise), so no message is ever cut short.
+//! - a653rs' RECEIVE_QUEUING_MESSAGE also reports a queue overflow; a Partita channel never
+//!   overflows (a full queue blocks or refuses the sender), so it is always `false`.
+//!
+//! Not implemented because Partita does not have the services yet: memory blocks
+//! (`ApexMemoryBlockP2`).
 
 use crate::names::Name;
 use crate::types as p;
@@ -496,6 +501,129 @@ impl a::ApexMutexP1 for Partita {
     }
 }
 
+fn to_port_direction(d: a::PortDirection) -> crate::PortDirection {
+    match d {
+        a::PortDirection::Source => crate::PortDirection::Source,
+        a::PortDirection::Destination => crate::PortDirection::Destination,
+    }
+}
+
+fn apex_port_direction(d: crate::PortDirection) -> a::PortDirection {
+    match d {
+        crate::PortDirection::Source => a::PortDirection::Source,
+        crate::PortDirection::Destination => a::PortDirection::Destination,
+    }
+}
+
+fn validity(v: crate::Validity) -> a::Validity {
+    match v {
+        crate::Validity::Invalid => a::Validity::Invalid,
+        crate::Validity::Valid => a::Validity::Valid,
+    }
+}
+
+/// INVALID_PARAM for a destination's receive slice without room for `max` bytes (a source's
+/// call goes through, to get the standard's INVALID_MODE).
+fn check_room(direction: crate::PortDirection, max: i32, room: usize) -> Res<()> {
+    if direction == crate::PortDirection::Destination && room < count(max) as usize {
+        return Err(a::ErrorReturnCode::InvalidParam);
+    }
+    Ok(())
+}
+
+impl a::ApexSamplingPortP4 for Partita {
+    fn create_sampling_port(
+        sampling_port_name: a::SamplingPortName,
+        max_message_size: a::MessageSize,
+        port_direction: a::PortDirection,
+        refresh_period: a::ApexSystemTime,
+    ) -> Res<a::SamplingPortId> {
+        let size = size32(max_message_size)?;
+        Ok(crate::create_sampling_port(&name(&sampling_port_name), size, to_port_direction(port_direction), refresh_period)?.into())
+    }
+
+    fn write_sampling_message(sampling_port_id: a::SamplingPortId, message: &[a::ApexByte]) -> Res<()> {
+        Ok(crate::write_sampling_message(id32(sampling_port_id)?, message)?)
+    }
+
+    unsafe fn read_sampling_message(
+        sampling_port_id: a::SamplingPortId,
+        message: &mut [a::ApexByte],
+    ) -> Res<(a::Validity, a::MessageSize)> {
+        let id = id32(sampling_port_id)?;
+        let s = crate::get_sampling_port_status(id)?;
+        check_room(s.port_direction, s.max_message_size, message.len())?;
+        let (len, v) = crate::read_sampling_message(id, message)?;
+        Ok((validity(v), len as a::MessageSize))
+    }
+}
+
+impl a::ApexSamplingPortP1 for Partita {
+    fn get_sampling_port_id(sampling_port_name: a::SamplingPortName) -> Res<a::SamplingPortId> {
+        Ok(crate::get_sampling_port_id(&name(&sampling_port_name))?.into())
+    }
+
+    fn get_sampling_port_status(sampling_port_id: a::SamplingPortId) -> Res<a::ApexSamplingPortStatus> {
+        let s = crate::get_sampling_port_status(id32(sampling_port_id)?)?;
+        Ok(a::ApexSamplingPortStatus {
+            refresh_period: s.refresh_period,
+            max_message_size: count(s.max_message_size),
+            port_direction: apex_port_direction(s.port_direction),
+            last_msg_validity: validity(s.last_msg_validity),
+        })
+    }
+}
+
+impl a::ApexQueuingPortP4 for Partita {
+    fn create_queuing_port(
+        queuing_port_name: a::QueuingPortName,
+        max_message_size: a::MessageSize,
+        max_nb_message: a::MessageRange,
+        port_direction: a::PortDirection,
+        queuing_discipline: a::QueuingDiscipline,
+    ) -> Res<a::QueuingPortId> {
+        let (size, range) = (size32(max_message_size)?, size32(max_nb_message)?);
+        let (direction, discipline) = (to_port_direction(port_direction), discipline(queuing_discipline));
+        Ok(crate::create_queuing_port(&name(&queuing_port_name), size, range, direction, discipline)?.into())
+    }
+
+    fn send_queuing_message(queuing_port_id: a::QueuingPortId, message: &[a::ApexByte], time_out: a::ApexSystemTime) -> Res<()> {
+        Ok(crate::send_queuing_message(id32(queuing_port_id)?, message, time_out)?)
+    }
+
+    unsafe fn receive_queuing_message(
+        queuing_port_id: a::QueuingPortId,
+        time_out: a::ApexSystemTime,
+        message: &mut [a::ApexByte],
+    ) -> Res<(a::MessageSize, a::QueueOverflow)> {
+        let id = id32(queuing_port_id)?;
+        let s = crate::get_queuing_port_status(id)?;
+        check_room(s.port_direction, s.max_message_size, message.len())?;
+        Ok((crate::receive_queuing_message(id, time_out, message)? as a::MessageSize, false))
+    }
+
+    fn get_queuing_port_status(queuing_port_id: a::QueuingPortId) -> Res<a::QueuingPortStatus> {
+        let s = crate::get_queuing_port_status(id32(queuing_port_id)?)?;
+        Ok(a::QueuingPortStatus {
+            nb_message: count(s.nb_message),
+            max_nb_message: count(s.max_nb_message),
+            max_message_size: count(s.max_message_size),
+            port_direction: apex_port_direction(s.port_direction),
+            waiting_processes: s.waiting_processes,
+        })
+    }
+
+    fn clear_queuing_port(queuing_port_id: a::QueuingPortId) -> Res<()> {
+        Ok(crate::clear_queuing_port(id32(queuing_port_id)?)?)
+    }
+}
+
+impl a::ApexQueuingPortP1 for Partita {
+    fn get_queuing_port_id(queuing_port_name: a::QueuingPortName) -> Res<a::QueuingPortId> {
+        Ok(crate::get_queuing_port_id(&name(&queuing_port_name))?.into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -540,5 +668,52 @@ mod tests {
     fn mutex_state_values_agree() {
         assert_eq!(a::NO_MUTEX_OWNED, i64::from(crate::NO_MUTEX_OWNED));
         assert_eq!(a::PREEMPTION_LOCK_MUTEX, i64::from(crate::PREEMPTION_LOCK_MUTEX));
+    }
+
+    #[test]
+    fn port_enums_keep_their_standard_values() {
+        for d in [a::PortDirection::Source, a::PortDirection::Destination] {
+            assert_eq!(to_port_direction(d) as u32, d as u32);
+            assert_eq!(apex_port_direction(to_port_direction(d)), d);
+        }
+        for v in [crate::Validity::Invalid, crate::Validity::Valid] {
+            assert_eq!(validity(v) as u32, v as u32);
+        }
+    }
+
+    #[test]
+    fn a_destination_needs_room_for_its_largest_message() {
+        use crate::PortDirection::*;
+        assert_eq!(check_room(Destination, 64, 63), Err(a::ErrorReturnCode::InvalidParam));
+        assert_eq!(check_room(Destination, 64, 64), Ok(()));
+        // A source's read is refused by the service itself, with INVALID_MODE.
+        assert_eq!(check_room(Source, 64, 0), Ok(()));
+    }
+
+    /// Without a module no port is configured: every CREATE is INVALID_CONFIG, and an unknown
+    /// or out-of-range id is INVALID_PARAM, through the a653rs traits as through the C ABI.
+    #[test]
+    fn port_services_without_a_module_give_the_standard_codes() {
+        use a::{ApexQueuingPortP1, ApexQueuingPortP4, ApexSamplingPortP1, ApexSamplingPortP4};
+        let mut n = [0u8; a::MAX_NAME_LENGTH];
+        n[..2].copy_from_slice(b"s1");
+        let err = a::ErrorReturnCode::InvalidConfig;
+        assert_eq!(Partita::create_sampling_port(n, 8, a::PortDirection::Source, -1), Err(err));
+        assert_eq!(Partita::create_queuing_port(n, 8, 4, a::PortDirection::Destination, a::QueuingDiscipline::Fifo), Err(err));
+        assert_eq!(Partita::get_sampling_port_id(n), Err(err));
+        assert_eq!(Partita::get_queuing_port_id(n), Err(err));
+        let bad = a::ErrorReturnCode::InvalidParam;
+        let mut buf = [0u8; 8];
+        for id in [7, i64::from(i32::MAX) + 1] {
+            assert_eq!(Partita::write_sampling_message(id, b"x"), Err(bad));
+            // SAFETY: `buf` is a valid slice; the call fails before touching it.
+            assert_eq!(unsafe { Partita::read_sampling_message(id, &mut buf) }, Err(bad));
+            assert_eq!(Partita::get_sampling_port_status(id), Err(bad));
+            assert_eq!(Partita::send_queuing_message(id, b"x", 0), Err(bad));
+            // SAFETY: as above.
+            assert_eq!(unsafe { Partita::receive_queuing_message(id, 0, &mut buf) }, Err(bad));
+            assert_eq!(Partita::get_queuing_port_status(id), Err(bad));
+            assert_eq!(Partita::clear_queuing_port(id), Err(bad));
+        }
     }
 }

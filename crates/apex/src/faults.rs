@@ -9,6 +9,7 @@
 use crate::{body, critical, hm, process};
 use partita_abi::error_code;
 use std::cell::Cell;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// Size of each thread's alternate signal stack.
 const ALT_STACK: usize = 64 << 10;
@@ -18,8 +19,14 @@ thread_local! {
     static GUARD: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
 }
 
+/// The partition's own process: a child it forks inherits the handlers and the shared control
+/// block, but its faults are not the partition's (they take the default action instead).
+static PARTITION_PID: AtomicI32 = AtomicI32::new(0);
+
 /// Installs the fault handlers (once, at runtime start).
 pub fn install() {
+    // SAFETY: getpid has no preconditions.
+    PARTITION_PID.store(unsafe { libc::getpid() }, Ordering::Relaxed);
     for sig in [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGSYS] {
         // SAFETY: a zeroed then filled sigaction; the handler only uses async-signal-safe
         // operations (atomics, futex, write, siglongjmp).
@@ -60,6 +67,17 @@ pub fn prepare_thread() {
 }
 
 extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    // SAFETY: getpid and signal are async-signal-safe; the faulting instruction runs again on
+    // return and then takes the default action (a trapped system call: the kernel's default).
+    unsafe {
+        if libc::getpid() != PARTITION_PID.load(Ordering::Relaxed) {
+            libc::signal(sig, libc::SIG_DFL);
+            if sig == libc::SIGSYS {
+                libc::raise(sig);
+            }
+            return;
+        }
+    }
     // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
     let info = unsafe { &*info };
     // SAFETY: si_addr is valid for the fault signals handled here.
