@@ -135,12 +135,29 @@ fn two_modules_exchange_channels_over_udp_and_drop_bad_datagrams() {
     let (config_a, config_b) = (dir.path().join("a.xml"), dir.path().join("b.xml"));
     std::fs::write(&config_a, tx).unwrap();
     std::fs::write(&config_b, rx).unwrap();
-    // B listens before A sends: B starts first and runs longer.
-    let b = run_in(&link.b, &config_b, 200);
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // Both modules hold the machine (the other tests' modules wait), and B listens before A
+    // sends: B starts first, A once B's partition has created its ports, and B runs longer.
+    let _machine = machine::machine_lock();
+    let mut b = run_in(&link.b, &config_b, 400);
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let b_stdout = b.stdout.take().unwrap();
+    let b_lines = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(b_stdout)).map_while(Result::ok) {
+            if line == "[Rx] rx ready" {
+                let _ = ready_tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let ready = ready_rx.recv_timeout(std::time::Duration::from_secs(30));
     let a = run_in(&link.a, &config_a, 120).wait_with_output().unwrap();
     let b = b.wait_with_output().unwrap();
-    let (out_a, out_b) = (text(&a), text(&b));
+    let out_b = format!("{}\n{}", b_lines.join().unwrap(), String::from_utf8_lossy(&b.stderr));
+    assert!(ready.is_ok(), "module B's partition never got ready:\n{out_b}");
+    let out_a = text(&a);
     assert_eq!(a.status.code(), Some(0), "{out_a}");
     assert_eq!(b.status.code(), Some(0), "{out_b}");
     assert!(out_a.contains("[Tx] tx done 300"), "{out_a}");

@@ -454,6 +454,7 @@ static int txrx(int tx) {
     CREATE_SAMPLING_PORT("counter", 64, tx ? SOURCE : DESTINATION, tx ? INFINITE_TIME_VALUE : 100 * MS, &counter, &rc);
     if (rc != NO_ERROR) { printf("CREATE_SAMPLING_PORT %d\n", (int)rc); return 1; }
     spawn(tx ? "tx" : "rx", tx ? tx_body : rx_body, 10);
+    if (!tx) printf("rx ready\n");
     SET_PARTITION_MODE(NORMAL, &rc);
     return 1;
 }
