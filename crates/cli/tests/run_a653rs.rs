@@ -8,20 +8,11 @@
 //! a failure with CI=true).
 
 mod machine;
+mod partitions;
 
-use assert_cmd::Command;
-use partita_trace::{Event, read_trace};
+use partita_trace::Event;
+use partitions::{privileged, run, run_with, single_partition_module};
 use std::path::{Path, PathBuf};
-
-fn privileged() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let ok = unsafe { libc::geteuid() } == 0;
-    if !ok {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true: partita run needs root here");
-        eprintln!("skipped: partita run needs root (cgroups, real-time priorities)");
-    }
-    ok
-}
 
 /// Builds the example with the cargo running this test, into the same target directory and
 /// profile as the `partita` binary (so nothing is rebuilt but the example itself).
@@ -54,29 +45,8 @@ fn an_a653rs_partition_runs_under_partita_run() {
     }
     let exe = build_example("a653rs_partition");
     let dir = tempfile::tempdir().unwrap();
-    let xml = format!(
-        r#"<ARINC_653_Module ModuleName="A653rs" xmlns:pt="urn:partita:1">
-  <Partition PartitionIdentifier="7" PartitionName="Ticker" pt:Executable="{}"/>
-  <Module_Schedule ScheduleIdentifier="1" ScheduleName="s" MajorFrameSeconds="0.02">
-    <Partition_Schedule PartitionIdentifier="7" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
-      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01"/>
-    </Partition_Schedule>
-  </Module_Schedule>
-</ARINC_653_Module>
-"#,
-        exe.display()
-    );
-    let config = dir.path().join("module.xml");
-    std::fs::write(&config, xml).unwrap();
-    let trace = dir.path().join("run.trace");
-    let _machine = machine::machine_lock();
-    let out = Command::new(assert_cmd::cargo::cargo_bin!("partita"))
-        .args(["run", config.to_str().unwrap(), "--frames", "30", "--trace", trace.to_str().unwrap()])
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let config = single_partition_module(dir.path(), "Ticker", 7, &exe, "", 0);
+    let (stdout, events) = run(&config, 30);
 
     let lines: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("[Ticker] ")).collect();
     assert_eq!(lines.first().copied(), Some("a653rs partition 7 in ColdStart, period Normal(20ms)"), "{stdout}");
@@ -85,7 +55,6 @@ fn an_a653rs_partition_runs_under_partita_run() {
     assert_eq!(received, ["tick 0", "tick 1", "tick 2"], "{stdout}");
     assert!(lines.contains(&"producer done"), "{stdout}");
 
-    let events = read_trace(std::io::BufReader::new(std::fs::File::open(&trace).unwrap())).unwrap();
     assert!(events.iter().any(|e| matches!(e, Event::ModeChange { from, to, .. } if from == "COLD_START" && to == "NORMAL")), "{events:?}");
     assert!(events.iter().filter(|e| matches!(e, Event::ProcessRelease { .. })).count() >= 3, "{events:?}");
 }
@@ -126,14 +95,16 @@ fn a653rs_partitions_talk_over_sampling_and_queuing_ports() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("module.xml");
     std::fs::write(&config, PORTS_XML.replace("EXE", exe.to_str().unwrap())).unwrap();
-    let _machine = machine::machine_lock();
-    let out = Command::new(assert_cmd::cargo::cargo_bin!("partita"))
-        .args(["run", config.to_str().unwrap(), "--frames", "80"])
-        .timeout(std::time::Duration::from_secs(60))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    let r = run_with(&config, 80, &[]);
+    assert_eq!(
+        r.status,
+        Some(0),
+        "{}
+{}",
+        r.stdout,
+        r.stderr
+    );
+    let stdout = r.stdout;
     let lines = |who: &str| -> Vec<String> {
         let prefix = format!("[{who}] ");
         stdout.lines().filter_map(|l| l.strip_prefix(prefix.as_str())).map(str::to_string).collect()

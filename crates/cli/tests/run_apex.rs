@@ -8,7 +8,7 @@ mod partitions;
 
 use partita_trace::Event;
 use partita_trace::summary::summarize;
-use partitions::{build, privileged, run};
+use partitions::{build, privileged, run, single_partition_module};
 
 /// A partition's name, core and windows ((start, end) in ms of the 40 ms major frame).
 type PartitionWindows = (&'static str, u32, &'static [(u32, u32)]);
@@ -80,20 +80,7 @@ fn a_partition_restart_gives_partition_restart_and_cold_start() {
     }
     let dir = tempfile::tempdir().unwrap();
     let exe = build("restart", dir.path());
-    let xml = format!(
-        r#"<ARINC_653_Module ModuleName="Restart" xmlns:pt="urn:partita:1">
-  <Partition PartitionIdentifier="1" PartitionName="R" pt:Executable="{}"/>
-  <Module_Schedule ScheduleIdentifier="1" ScheduleName="s" MajorFrameSeconds="0.02">
-    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
-      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01"/>
-    </Partition_Schedule>
-  </Module_Schedule>
-</ARINC_653_Module>
-"#,
-        exe.display()
-    );
-    let config = dir.path().join("module.xml");
-    std::fs::write(&config, xml).unwrap();
+    let config = single_partition_module(dir.path(), "R", 1, &exe, "", 0);
     let (stdout, events) = run(&config, 40);
     // NORMAL_START = 0, PARTITION_RESTART = 1; COLD_START = 1; INVALID_MODE = 5.
     let lines: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("[R] ")).collect();
@@ -280,21 +267,7 @@ fn a_partition_cannot_move_its_threads_to_another_cpu() {
     let dir = tempfile::tempdir().unwrap();
     let exe = build("escape", dir.path());
     // E runs on core 1 (CPU 1) and tries to move to CPU 0, then to every CPU.
-    let xml = format!(
-        r#"<ARINC_653_Module ModuleName="Escape" xmlns:pt="urn:partita:1">
-  <pt:Cores Cpus="0-1"/>
-  <Partition PartitionIdentifier="1" PartitionName="E" pt:Executable="{}" pt:Arguments="0"/>
-  <Module_Schedule ScheduleIdentifier="1" ScheduleName="s" MajorFrameSeconds="0.02">
-    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
-      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01" pt:Core="1"/>
-    </Partition_Schedule>
-  </Module_Schedule>
-</ARINC_653_Module>
-"#,
-        exe.display()
-    );
-    let config = dir.path().join("module.xml");
-    std::fs::write(&config, xml).unwrap();
+    let config = single_partition_module(dir.path(), "E", 1, &exe, "0", 1);
     let (stdout, _) = run(&config, 10);
     let lines: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("[E] ")).collect();
     // EINVAL = 22: CPU 0 is outside the partition's cpuset; asking for every CPU leaves it on 1.

@@ -91,3 +91,24 @@ pub fn run_with(config: &Path, frames: u32, extra: &[&str]) -> Ran {
         events,
     }
 }
+
+/// Writes `dir/module.xml`: one partition (`id`, `name`, program `exe` with `args`) with a
+/// 10 ms window at the start of every 20 ms major frame, on module core `core` of CPUs 0-1.
+pub fn single_partition_module(dir: &Path, name: &str, id: u32, exe: &Path, args: &str, core: u32) -> PathBuf {
+    let xml = format!(
+        r#"<ARINC_653_Module ModuleName="{name}Module" xmlns:pt="urn:partita:1">
+  <pt:Cores Cpus="0-1"/>
+  <Partition PartitionIdentifier="{id}" PartitionName="{name}" pt:Executable="{exe}" pt:Arguments="{args}"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="s" MajorFrameSeconds="0.02">
+    <Partition_Schedule PartitionIdentifier="{id}" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01" pt:Core="{core}"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+</ARINC_653_Module>
+"#,
+        exe = exe.display()
+    );
+    let config = dir.join("module.xml");
+    std::fs::write(&config, xml).unwrap();
+    config
+}
