@@ -11,6 +11,7 @@
 //! ```text
 //! cargo build --release -p partita -p partita-apex --example ports_bench
 //! sudo target/release/partita run crates/apex/examples/ports_bench.xml --frames 300
+//! sudo target/release/partita run crates/apex/examples/ports_bench.xml --frames 300 --idle-poll
 //! sudo target/release/partita run crates/apex/examples/ports_bench_busy.xml --frames 300
 //! ```
 

@@ -74,5 +74,6 @@ pub fn run(build_only: bool) -> ExitCode {
         logs: Some(PathBuf::from("partita-demo-logs")),
         inject: Vec::new(),
         live_status: true,
+        idle_poll: false,
     })
 }

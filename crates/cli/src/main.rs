@@ -70,6 +70,11 @@ enum Command {
         /// name) at TIME after the module start (2s, 500ms), as if detected. Repeatable.
         #[arg(long, value_name = "PARTITION:ERROR_CODE@TIME", value_parser = run::parse_inject)]
         inject: Vec<partita_module::run::InjectSpec>,
+        /// Keep the module's CPUs busy (a SCHED_IDLE spinner per core) while partitions are
+        /// idle, so that a virtual CPU never halts: lower wake-up latency on virtual machines,
+        /// at the price of CPUs that are always busy.
+        #[arg(long)]
+        idle_poll: bool,
     },
     /// Build the flight-control example's partitions and run it for 10 s with a live status.
     Demo {
@@ -102,8 +107,8 @@ fn main() -> ExitCode {
             schedule::synthesize(&file, output.as_deref().expect("clap requires --output"), json)
         }
         Command::Schedule { file, svg, json, .. } => schedule::run(&file, svg.as_deref(), json),
-        Command::Run { file, duration, frames, trace, logs, inject } => {
-            run::run_module(run::RunArgs { file, duration, frames, trace, logs, inject, live_status: false })
+        Command::Run { file, duration, frames, trace, logs, inject, idle_poll } => {
+            run::run_module(run::RunArgs { file, duration, frames, trace, logs, inject, idle_poll, live_status: false })
         }
         Command::Demo { build_only } => demo::run(build_only),
         Command::Trace { trace, perfetto, summary, json } => trace::run(&trace, perfetto.as_deref(), summary, json),

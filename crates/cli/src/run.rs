@@ -57,6 +57,7 @@ pub struct RunArgs {
     pub logs: Option<PathBuf>,
     pub inject: Vec<InjectSpec>,
     pub live_status: bool,
+    pub idle_poll: bool,
 }
 
 pub fn run_module(args: RunArgs) -> ExitCode {
@@ -84,6 +85,7 @@ pub fn run_module(args: RunArgs) -> ExitCode {
         early_wake: None,
         on_tick,
         inject: args.inject,
+        idle_poll: args.idle_poll,
     };
     match run(module, &args.file, opts) {
         Ok(report) => {

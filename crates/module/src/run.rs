@@ -41,6 +41,8 @@ pub struct RunOptions {
     pub on_tick: Option<Tick>,
     /// Errors to raise as if detected (`--inject`).
     pub inject: Vec<InjectSpec>,
+    /// Keep every module CPU busy while its partitions are idle (`--idle-poll`, see `idle_poll`).
+    pub idle_poll: bool,
 }
 
 /// `--inject PARTITION:ERROR_CODE@TIME`: raise `code` (an ABI error code) for the partition
@@ -281,6 +283,16 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
                     .expect("thread")
             })
             .collect();
+        if opts.idle_poll {
+            for core in 0..state.plan.cores.len() {
+                let state = &state;
+                let cpu = state.plan.cores[core].cpu as usize;
+                std::thread::Builder::new()
+                    .name(format!("partita-idle{core}"))
+                    .spawn_scoped(scope, move || idle_poll(state, cpu))
+                    .expect("thread");
+            }
+        }
         let mut last_tick = rt::now_ns();
         while state.cores_done.load(Ordering::Acquire) < cores.len() as u32 {
             if interrupted.load(Ordering::Relaxed) {
@@ -342,5 +354,26 @@ fn module_start(state: &RunState, config_path: &Path, mechanism: &str) -> Event 
         cores: plan.cores.iter().map(|c| CoreInfo { core: c.index, cpu: c.cpu, policy: c.policy.as_str().to_string() }).collect(),
         partitions: plan.partitions.iter().map(|p| PartitionInfo { id: p.id, name: p.name.clone() }).collect(),
         schedule: plan.schedules[plan.initial_schedule].id,
+    }
+}
+
+/// Spins on `cpu` at SCHED_IDLE until the run ends, so that the CPU never halts while its
+/// partitions are idle: on a virtual machine a halted virtual CPU takes tens of microseconds to
+/// wake (an IPI or timer through the host), a running one a few. Any partition thread preempts
+/// it at once; it never runs in a partition's place. The price is a CPU that is always busy.
+fn idle_poll(state: &RunState, cpu: usize) {
+    if let Err(e) = rt::pin_current_thread(cpu) {
+        eprintln!("partita: warning: --idle-poll: cannot pin to CPU {cpu} ({e}); CPU {cpu} may halt when idle");
+        return;
+    }
+    if let Err(e) = rt::set_current_idle() {
+        eprintln!("partita: warning: --idle-poll: no SCHED_IDLE ({e}); CPU {cpu} may halt when idle");
+        return;
+    }
+    let cores = state.plan.cores.len() as u32;
+    while state.cores_done.load(Ordering::Acquire) < cores {
+        for _ in 0..1000 {
+            std::hint::spin_loop();
+        }
     }
 }

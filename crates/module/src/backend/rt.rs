@@ -86,6 +86,16 @@ pub fn set_current_fifo(priority: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// Moves the calling thread to SCHED_IDLE: it runs only when nothing else on its CPU wants to.
+pub fn set_current_idle() -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: sched_setscheduler on the calling thread (0) with a valid parameter.
+    if unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Returns the calling thread to `SCHED_OTHER`.
 pub fn set_current_normal() -> io::Result<()> {
     let p = libc::sched_param { sched_priority: 0 };
