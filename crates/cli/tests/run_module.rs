@@ -255,3 +255,48 @@ fn a_partition_cannot_reach_the_cgroups_kernel_settings_or_mounts() {
     // Only CAP_SYS_NICE (bit 23) is left, for the runtime's real-time threads.
     assert!(o.stdout.contains("CapBnd:\t0000000000800000"), "{}", o.stdout);
 }
+
+/// `--idle-poll`: while the module runs, each module CPU has a SCHED_IDLE spinner pinned to it
+/// (policy 5 in /proc/PID/task/TID/stat, CPU list in its status), and the partitions keep their
+/// windows.
+#[test]
+fn idle_poll_keeps_a_sched_idle_spinner_on_each_module_cpu() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = module(dir.path(), &[("A", "while :; do :; done"), ("B", "sleep 60"), ("C", "sleep 60")]);
+    let _machine = machine::machine_lock();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("partita"))
+        .args(["run", config.to_str().unwrap(), "--duration", "3s", "--idle-poll"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let tasks = std::path::PathBuf::from(format!("/proc/{}/task", child.id()));
+    let mut spinners: Vec<(String, i32, String)> = Vec::new();
+    for t in std::fs::read_dir(&tasks).unwrap().filter_map(|e| e.ok()) {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default().trim().to_string();
+        if !comm.starts_with("partita-idle") {
+            continue;
+        }
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap();
+        // Fields after the ")" of comm: state is field 3; policy is field 41.
+        let after: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+        let policy: i32 = after[41 - 3].parse().unwrap();
+        let status = std::fs::read_to_string(t.path().join("status")).unwrap();
+        let cpus = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_string();
+        spinners.push((comm, policy, cpus));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    spinners.sort();
+    assert_eq!(
+        spinners,
+        [
+            ("partita-idle0".to_string(), libc::SCHED_IDLE, "0".to_string()),
+            ("partita-idle1".to_string(), libc::SCHED_IDLE, "1".to_string())
+        ]
+    );
+}
