@@ -129,9 +129,13 @@ pub fn monotonic_ns() -> i64 {
     ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
-/// Runs `spec` for `frames` major frames with `partita run`; also hands out `sink` lines of
-/// partition output live (e.g. for a run that should stop early, not needed so far).
+/// Runs `spec` for `frames` major frames with `partita run`.
 pub fn run_module(ctx: &RunContext, spec: &ModuleSpec, frames: u64) -> Result<ModuleRun, String> {
+    run_module_watching(ctx, spec, frames, &mut |_| {})
+}
+
+/// [`run_module`], calling `watch` with the pid of `partita run` every 20 ms while it runs.
+pub fn run_module_watching(ctx: &RunContext, spec: &ModuleSpec, frames: u64, watch: &mut dyn FnMut(u32)) -> Result<ModuleRun, String> {
     if !crate::machine::privileged() {
         return Err("running a module needs root (cgroups, real-time priorities)".into());
     }
@@ -168,6 +172,7 @@ pub fn run_module(ctx: &RunContext, spec: &ModuleSpec, frames: u64) -> Result<Mo
             let _ = child.wait();
             return Err(format!("partita run {} did not end within {timeout:?}", config.display()));
         }
+        watch(child.id());
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
     let stdout = out.and_then(|h| h.join().ok()).unwrap_or_default();
