@@ -178,7 +178,7 @@ pub fn run_module_watching(ctx: &RunContext, spec: &ModuleSpec, frames: u64, wat
     let stdout = out.and_then(|h| h.join().ok()).unwrap_or_default();
     let stderr = err.and_then(|h| h.join().ok()).unwrap_or_default();
     if !status.success() {
-        return Err(format!("partita run {} failed ({status}):\n{stderr}", config.display()));
+        return Err(format!("partita run {} failed ({status}):\n{}", config.display(), tail(&stderr, 10)));
     }
     let file = std::fs::File::open(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
     let events = read_trace(std::io::BufReader::new(file)).map_err(|e| format!("{}: {e}", trace.display()))?;
@@ -187,6 +187,12 @@ pub fn run_module_watching(ctx: &RunContext, spec: &ModuleSpec, frames: u64, wat
         .find_map(|e| if let Event::ModuleStart { epoch_monotonic_ns, .. } = e { Some(*epoch_monotonic_ns) } else { None })
         .ok_or("the trace has no module_start")?;
     Ok(ModuleRun { events, log_dir, spawned_monotonic_ns, epoch_monotonic_ns, stdout, stderr })
+}
+
+/// The last `n` lines of `text` (error messages quote a module's stderr).
+pub fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 fn read_all(r: &mut impl std::io::Read) -> String {

@@ -89,9 +89,11 @@ impl Experiment for Footprint {
         let mut watch = |pid: u32| {
             module_rss = module_rss.max(status_bytes(pid, "VmRSS").unwrap_or(0));
             for c in children(pid) {
-                let rss = status_bytes(c, "VmRSS").unwrap_or(0);
-                let e = partition_rss.entry(c).or_insert(0);
-                *e = (*e).max(rss);
+                // A process that is exiting has no VmRSS line: not counted.
+                if let Some(rss) = status_bytes(c, "VmRSS").filter(|&r| r > 0) {
+                    let e = partition_rss.entry(c).or_insert(0);
+                    *e = (*e).max(rss);
+                }
             }
         };
         run_module_watching(ctx, &spec, (2_000_000_000 / maf).max(10) as u64, &mut watch)?;

@@ -15,14 +15,16 @@ const RT_PRIORITY: u32 = 73;
 /// boundary (where the partition is stopped and released again) touches few wake-ups.
 const MAF_NS: i64 = 1_000_000_000;
 
-/// Samples (ns) from cyclictest's `-h` histogram output: lines `USEC COUNT` per bucket.
+/// Samples (ns) from cyclictest's `-h` histogram output: lines `USEC COUNT` per bucket. The
+/// bucket of `USEC` holds latencies in [USEC, USEC + 1) us (cyclictest divides by 1000), so a
+/// sample is taken at the bucket's middle.
 pub fn parse_cyclictest_histogram(out: &str) -> Vec<f64> {
     let mut v = Vec::new();
     for line in out.lines().filter(|l| !l.starts_with('#')) {
         let mut it = line.split_whitespace();
         let (Some(us), Some(count), None) = (it.next(), it.next(), it.next()) else { continue };
         let (Ok(us), Ok(count)) = (us.parse::<u64>(), count.parse::<u64>()) else { continue };
-        v.extend(std::iter::repeat_n(us as f64 * 1000.0, count as usize));
+        v.extend(std::iter::repeat_n(us as f64 * 1000.0 + 500.0, count as usize));
     }
     v
 }
@@ -74,7 +76,7 @@ impl Experiment for Latency {
         "One ARINC process at priority 63 in a partition that owns core 1 (one window of the whole 1 s major frame) wakes \
          every interval with TIMED_WAIT to the next planned instant and records GET_TIME - planned (partition_wakeup_ns). \
          In the same invocation rt-tests' cyclictest runs natively on the same CPU at the same Linux priority (73) with \
-         the same interval and loop count (cyclictest_ns, from its 1 us histogram). --backend native runs the same \
+         the same interval and loop count (cyclictest_ns, from its 1 us histogram, each sample at its bucket's middle). --backend native runs the same \
          program without a module (the APEX runtime standalone) instead of in a partition. Differs from seed 004: an x86 \
          VM instead of an Arndale Cortex-A15, a partition under Partita instead of a Xen guest; --quick uses a 1 ms \
          interval and 5,000 loops instead of 10 ms and 10,000; the frame boundary once a second stops and releases the \
@@ -134,7 +136,7 @@ mod tests {
     #[test]
     fn the_histogram_becomes_samples() {
         let out = "# /dev/cpu_dma_latency set to 0us\n000000 000000\n000003 000002\n000010 000001\n# Total: 000000003\n# Histogram Overflows: 00004\n";
-        assert_eq!(parse_cyclictest_histogram(out), vec![3000.0, 3000.0, 10_000.0]);
+        assert_eq!(parse_cyclictest_histogram(out), vec![3500.0, 3500.0, 10_500.0]);
         assert_eq!(cyclictest_overflows(out), 4);
     }
 }

@@ -95,7 +95,7 @@ impl Experiment for Pcs {
         let run = run_module(ctx, &spec, (secs * 1_000_000_000 / MAF_NS) as u64)?;
         let f = switch_figures(&run.events, 100_000_000);
         if f.pcs.is_empty() {
-            return Err(format!("the trace has no partition_running event\n{}", run.stderr));
+            return Err(format!("the trace has no partition_running event\n{}", crate::module_run::tail(&run.stderr, 5)));
         }
         ctx.samples("tmro_ns", Unit::Ns, f.tmro);
         ctx.samples("pcs_ns", Unit::Ns, f.pcs);

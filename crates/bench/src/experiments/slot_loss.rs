@@ -84,12 +84,17 @@ impl Experiment for SlotLoss {
                 .collect(),
         };
         ctx.progress(&format!("{slot_ms} ms slots, {} s counting", (to - from) / 1_000_000_000));
-        let run = run_module(ctx, &spec, (to / maf + 2) as u64)?;
+        // A tail after the counting interval lets every partition see its end and print its count.
+        let run = run_module(ctx, &spec, ((to + 500_000_000) / maf + 1) as u64)?;
         let counts: Vec<f64> = (1..=PARTITIONS)
             .filter_map(|i| run.samples(&format!("C{i}")).into_iter().find(|(m, _)| m == "count").map(|(_, v)| v))
             .collect();
         if counts.len() != PARTITIONS {
-            return Err(format!("{} of {PARTITIONS} partitions reported a count\n{}", counts.len(), run.stderr));
+            return Err(format!(
+                "{} of {PARTITIONS} partitions reported a count\n{}",
+                counts.len(),
+                crate::module_run::tail(&run.stderr, 5)
+            ));
         }
         let mean = counts.iter().sum::<f64>() / counts.len() as f64;
         let reference = {

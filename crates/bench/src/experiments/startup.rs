@@ -102,7 +102,11 @@ impl Experiment for Startup {
             let run = run_module(ctx, &spec, frames)?;
             let normal = normal_instants(&run.events, run.epoch_monotonic_ns);
             if normal.len() != n {
-                return Err(format!("{} of {n} partitions went NORMAL within {frames} frames\n{}", normal.len(), run.stderr));
+                return Err(format!(
+                    "{} of {n} partitions went NORMAL within {frames} frames\n{}",
+                    normal.len(),
+                    crate::module_run::tail(&run.stderr, 5)
+                ));
             }
             let last = normal.iter().max().copied().unwrap_or(run.epoch_monotonic_ns);
             ctx.sample("startup_ns", Unit::Ns, (last - run.spawned_monotonic_ns) as f64);
