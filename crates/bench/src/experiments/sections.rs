@@ -61,7 +61,10 @@ pub fn pcs(e: &dyn Experiment, data: &ExperimentData, published: &Published) -> 
         let sets: Vec<(String, Vec<f64>)> = data
             .runs
             .iter()
-            .filter_map(|r| Some((format!("{} {}", r.meta.backend, params_label(r)), r.point.metrics.get(metric)?.samples.clone())))
+            .filter_map(|r| {
+                let n = r.point.params.get("processes")?;
+                Some((format!("{}, {n} processes", r.meta.backend), r.point.metrics.get(metric)?.samples.clone()))
+            })
             .collect();
         h += &chart(&svg::cdf_chart(&format!("CDF of {metric}"), "us", &sets, 1000.0));
     }

@@ -4,10 +4,10 @@
 
 use std::fmt::Write;
 
-const W: f64 = 640.0;
+const W: f64 = 720.0;
 const H: f64 = 360.0;
 const LEFT: f64 = 70.0;
-const RIGHT: f64 = 170.0;
+const RIGHT: f64 = 230.0;
 const TOP: f64 = 30.0;
 const BOTTOM: f64 = 50.0;
 const COLORS: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
@@ -171,13 +171,14 @@ fn legend(out: &mut String, labels: &[(String, bool)]) {
         let x = W - RIGHT + 10.0;
         let c = COLORS[i % COLORS.len()];
         let dash = if *dashed { r#" stroke-dasharray="5,3""# } else { "" };
+        let label: String = if label.chars().count() > 34 { label.chars().take(33).chain(['…']).collect() } else { label.clone() };
         let _ = write!(
             out,
             r##"<line x1="{x}" y1="{y}" x2="{}" y2="{y}" stroke="{c}" stroke-width="2"{dash}/><text x="{}" y="{}">{}</text>"##,
             x + 18.0,
             x + 22.0,
             y + 4.0,
-            escape(label)
+            escape(&label)
         );
     }
 }
