@@ -155,6 +155,7 @@ mod tests {
             Event::WindowEnd { t: 2_999_950, core: 0, partition: 2, window: 1, planned: 3_000_000 },
         ];
         assert_eq!(window_lost(&ev, 1_000_000, 0, 10_000_000), vec![70.0, 1_000_000.0]);
-        assert!(window_lost(&ev, 1_000_000, 2_000_000, 10_000_000).is_empty());
+        assert_eq!(window_lost(&ev, 1_000_000, 2_000_000, 10_000_000), vec![1_000_000.0], "partition 2 never ran");
+        assert!(window_lost(&ev, 1_000_000, 3_000_000, 10_000_000).is_empty());
     }
 }
