@@ -258,11 +258,13 @@ fn width(h: &[(f64, usize)]) -> f64 {
 /// Grouped bars: one group per category, one bar per series (`points[i].1` for category i).
 pub fn bar_chart(axes: &Axes, categories: &[String], series: &[Series]) -> String {
     let ys = Scale::new(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).chain([0.0]), axes.y_log);
-    let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+    // Taller than the line charts: category labels are slanted below the bars.
+    let h = H + 50.0;
+    let (pw, ph) = (W - LEFT - RIGHT, h - TOP - BOTTOM - 50.0);
     let mut out = String::new();
     let _ = write!(
         out,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="11"><rect width="{W}" height="{H}" fill="#fff"/><text x="{}" y="18" text-anchor="middle" font-size="13" font-weight="bold">{}</text>"##,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="11"><rect width="{W}" height="{h}" fill="#fff"/><text x="{}" y="18" text-anchor="middle" font-size="13" font-weight="bold">{}</text>"##,
         LEFT + pw / 2.0,
         escape(&axes.title)
     );
@@ -296,13 +298,18 @@ pub fn bar_chart(axes: &Axes, categories: &[String], series: &[Series]) -> Strin
                 tick_label(v)
             );
         }
-        let _ = write!(out, r##"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"##, gx + gw / 2.0, TOP + ph + 14.0, escape(cat));
+        let (lx, ly) = (gx + gw / 2.0, TOP + ph + 12.0);
+        let _ = write!(
+            out,
+            r##"<text x="{lx:.1}" y="{ly:.1}" text-anchor="end" transform="rotate(-35 {lx:.1} {ly:.1})">{}</text>"##,
+            escape(cat)
+        );
     }
     let _ = write!(
         out,
         r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#333"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">{}</text>"##,
         LEFT + pw / 2.0,
-        H - 12.0,
+        h - 8.0,
         escape(&axes.x_label),
         TOP + ph / 2.0,
         escape(&axes.y_label)
