@@ -1,0 +1,69 @@
+//! `release`: release overhead (RelO = start - release), execution time and response time of the
+//! OFP and VSP task sets of seed 002 Table III on one core.
+
+use super::c_workloads::{Part, build_wl, cpus, module_xml, parse_lines, run_module};
+use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+use std::time::Duration;
+
+pub struct Release;
+
+impl Experiment for Release {
+    fn name(&self) -> &'static str {
+        "release"
+    }
+    fn reproduces(&self) -> &'static str {
+        "seed 002 Tables III, VIII"
+    }
+    fn description(&self) -> &'static str {
+        "OFP (GnC 20/2 ms, NavReader 20/6, SwmReader 80/3, AdtReader 80/10; rate-monotonic priorities) and VSP \
+         (VdoStrming 80/35) on core 0, with the windows of examples/flight-control.xml (OFP 11.25 ms of every 20 ms, \
+         VSP the rest of each 20 ms). Each job reads its release point r (its deadline minus its time capacity, \
+         GET_PROCESS_STATUS), its start s and finish f (GET_TIME): relo_ns = s - r, e_ns = f - s, r_ns = f - r. \
+         Jobs busy themselves for 0.5 % of the table's execution time (seed 002 measured actual execution times of \
+         tens of us). relo_first_ns is RelO of the first process of each partition (GnC, VdoStrming), which includes \
+         the partition switch: seed 002's RelO_I; the split into TmrO/PtswO/CtswO is the pcs experiment's."
+    }
+    fn backends(&self) -> &'static [Backend] {
+        &[Backend::Process]
+    }
+    fn points(&self, _quick: bool) -> Vec<Params> {
+        vec![params([("task_set", "OFP+VSP".into())])]
+    }
+    fn run_point(&self, ctx: &mut RunContext, _p: &Params) -> Result<(), String> {
+        let jobs = if ctx.quick { 25 } else { 100 };
+        let exe = build_wl(&ctx.programs.exe, &ctx.scratch, 2)?;
+        let args = |k: &str| -> Vec<String> {
+            [k, "--apex", "--reps", &jobs.to_string(), "--scale", "0.005"].iter().map(|s| s.to_string()).collect()
+        };
+        let mut ofp = Vec::new();
+        let mut vsp = Vec::new();
+        for i in 0..4 {
+            let t = i as f64 * 0.02;
+            ofp.push((t, 0.01125));
+            vsp.push((t + 0.01125, 0.00875));
+        }
+        let parts = [
+            Part { name: "OFP".into(), core: 0, windows: ofp, exe: exe.clone(), args: args("ofp") },
+            Part { name: "VSP".into(), core: 0, windows: vsp, exe: exe.clone(), args: args("vsp") },
+        ];
+        ctx.progress("OFP and VSP task sets");
+        let xml = module_xml("Release", 0.08, cpus(), &parts);
+        let out = run_module(&ctx.programs.exe, &ctx.scratch, &xml, 5, Duration::from_secs(30 + jobs as u64 / 5))?;
+        let lines: Vec<_> = parse_lines(&out).into_iter().filter(|l| l.kernel == "release").collect();
+        if lines.is_empty() {
+            return Err("no job reported".into());
+        }
+        for l in &lines {
+            let (Some(r), Some(s), Some(f)) = (l.num("r"), l.num("s"), l.num("f")) else { continue };
+            let task = l.fields.get("task").cloned().unwrap_or_default();
+            ctx.sample(&format!("relo_ns.{task}"), Unit::Ns, s - r);
+            ctx.sample(&format!("e_ns.{task}"), Unit::Ns, f - s);
+            ctx.sample(&format!("r_ns.{task}"), Unit::Ns, f - r);
+            if task == "GnC" || task == "VdoStrming" {
+                ctx.sample("relo_first_ns", Unit::Ns, s - r);
+                ctx.sample("r_first_ns", Unit::Ns, f - r);
+            }
+        }
+        Ok(())
+    }
+}
