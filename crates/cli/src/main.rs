@@ -1,8 +1,10 @@
 //! `partita`: the command line of the Partita partitioning platform.
 
+mod bench;
 mod check;
 mod demo;
 mod gantt;
+mod report;
 mod run;
 mod schedule;
 mod trace;
@@ -92,6 +94,42 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Characterization experiments (design.md §6, docs/bench.md): `partita bench list`, or
+    /// `partita bench EXP... | all`. Results go to an SQLite store; a progress bar on stderr.
+    ///
+    /// Exit status: 0 all ran, 1 an experiment failed (the others still ran), 2 usage (unknown
+    /// experiment, the kvm backend, which does not exist yet).
+    Bench {
+        /// Experiments to run (`list` to show them, `all` for every one).
+        experiments: Vec<String>,
+        /// native (the baseline without Partita), process (partitions as processes), kvm (not yet).
+        #[arg(long)]
+        backend: Option<String>,
+        /// Fewer points and shorter runs: each experiment within about a minute.
+        #[arg(long)]
+        quick: bool,
+        /// Print one JSON object per line and parameter point (statistics in ns for times).
+        #[arg(long)]
+        json: bool,
+        /// The result store.
+        #[arg(long, value_name = "FILE", default_value = "partita-results.db")]
+        db: PathBuf,
+    },
+    /// One self-contained HTML page from the bench's result store: a section per experiment,
+    /// Partita's figures beside the published ones, SVG charts.
+    Report {
+        #[arg(long, value_name = "FILE", default_value = "partita-results.db")]
+        db: PathBuf,
+        #[arg(short, long, value_name = "report.html")]
+        output: PathBuf,
+    },
+    /// Runs a bench workload as a partition program (used by the bench's configurations).
+    #[command(hide = true)]
+    BenchPartition {
+        workload: String,
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -107,6 +145,11 @@ fn main() -> ExitCode {
         }
         Command::Demo { build_only } => demo::run(build_only),
         Command::Trace { trace, perfetto, summary, json } => trace::run(&trace, perfetto.as_deref(), summary, json),
+        Command::Bench { experiments, backend, quick, json, db } => {
+            bench::bench(bench::BenchArgs { experiments, backend, quick, json, db })
+        }
+        Command::Report { db, output } => report::run(&db, &output),
+        Command::BenchPartition { workload, args } => bench::partition(&workload, &args),
     }
 }
 

@@ -1,0 +1,142 @@
+//! `latency`: cyclictest-style periodic wake-up latency of a process inside a partition, beside
+//! rt-tests' `cyclictest` run natively on the same CPU in the same invocation (seed 004 Table 1).
+
+use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+use crate::module_run::{ModuleSpec, PartitionSpec, Window, machine_lock, run_module};
+
+pub struct Latency;
+
+/// The host CPU both measurements run on (the module's only core: `pt:Cores Cpus="1"`).
+const CPU: u32 = 1;
+/// Linux priority of an ARINC process at priority 63 (10 + p, include/ARINC653.h); cyclictest
+/// runs at the same one.
+const RT_PRIORITY: u32 = 73;
+/// The partition's window and major frame: the whole of core 1, long so that the frame
+/// boundary (where the partition is stopped and released again) touches few wake-ups.
+const MAF_NS: i64 = 1_000_000_000;
+
+/// Samples (ns) from cyclictest's `-h` histogram output: lines `USEC COUNT` per bucket. The
+/// bucket of `USEC` holds latencies in [USEC, USEC + 1) us (cyclictest divides by 1000), so a
+/// sample is taken at the bucket's middle.
+pub fn parse_cyclictest_histogram(out: &str) -> Vec<f64> {
+    let mut v = Vec::new();
+    for line in out.lines().filter(|l| !l.starts_with('#')) {
+        let mut it = line.split_whitespace();
+        let (Some(us), Some(count), None) = (it.next(), it.next(), it.next()) else { continue };
+        let (Ok(us), Ok(count)) = (us.parse::<u64>(), count.parse::<u64>()) else { continue };
+        v.extend(std::iter::repeat_n(us as f64 * 1000.0 + 500.0, count as usize));
+    }
+    v
+}
+
+/// "# Histogram Overflows: 00001" -> 1.
+pub fn cyclictest_overflows(out: &str) -> u64 {
+    out.lines()
+        .find_map(|l| l.strip_prefix("# Histogram Overflows:"))
+        .map(|s| s.split_whitespace().filter_map(|x| x.parse::<u64>().ok()).sum())
+        .unwrap_or(0)
+}
+
+fn cyclictest(ctx: &mut RunContext, interval_ns: i64, loops: i64) -> Result<(), String> {
+    let which = std::process::Command::new("cyclictest").arg("--help").output();
+    if which.is_err() {
+        ctx.note("cyclictest is missing, its part is skipped: install rt-tests (apt-get install rt-tests)");
+        return Ok(());
+    }
+    ctx.progress("cyclictest (native)");
+    let _machine = machine_lock()?;
+    let out = std::process::Command::new("cyclictest")
+        .args(["-m", "-q", "-t", "1", "-h", "20000"])
+        .arg(format!("-p{RT_PRIORITY}"))
+        .arg(format!("-a{CPU}"))
+        .arg(format!("-i{}", interval_ns / 1000))
+        .arg(format!("-l{loops}"))
+        .output()
+        .map_err(|e| format!("cyclictest: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("cyclictest failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let overflows = cyclictest_overflows(&text);
+    if overflows > 0 {
+        ctx.note(format!("cyclictest: {overflows} wake-ups above 20 ms are not in its histogram"));
+    }
+    ctx.samples("cyclictest_ns", Unit::Ns, parse_cyclictest_histogram(&text));
+    Ok(())
+}
+
+impl Experiment for Latency {
+    fn name(&self) -> &'static str {
+        "latency"
+    }
+    fn reproduces(&self) -> &'static str {
+        "seed 004 Table 1 (cyclictest natively and in a Xen guest)"
+    }
+    fn description(&self) -> &'static str {
+        "One ARINC process at priority 63 in a partition that owns core 1 (one window of the whole 1 s major frame) wakes \
+         every interval with TIMED_WAIT to the next planned instant and records GET_TIME - planned (partition_wakeup_ns). \
+         In the same invocation rt-tests' cyclictest runs natively on the same CPU at the same Linux priority (73) with \
+         the same interval and loop count (cyclictest_ns, from its 1 us histogram, each sample at its bucket's middle). --backend native runs the same \
+         program without a module (the APEX runtime standalone) instead of in a partition. Differs from seed 004: an x86 \
+         VM instead of an Arndale Cortex-A15, a partition under Partita instead of a Xen guest; --quick uses a 1 ms \
+         interval and 5,000 loops instead of 10 ms and 10,000; the frame boundary once a second stops and releases the \
+         partition, which a wake-up there pays for."
+    }
+    fn points(&self, quick: bool) -> Vec<Params> {
+        let (interval_us, loops) = if quick { (1000, 5000) } else { (10_000, 10_000) };
+        vec![params([("interval_us", interval_us.into()), ("loops", loops.into())])]
+    }
+    fn run_point(&self, ctx: &mut RunContext, p: &Params) -> Result<(), String> {
+        let interval_ns = p["interval_us"].as_i64().unwrap_or(1000) * 1000;
+        let loops = p["loops"].as_i64().unwrap_or(1000);
+        cyclictest(ctx, interval_ns, loops)?;
+        let args = [interval_ns.to_string(), loops.to_string()];
+        let samples = if ctx.backend == Backend::Native {
+            ctx.progress("the same loop natively (APEX runtime standalone)");
+            let _machine = machine_lock()?;
+            let out = ctx
+                .programs
+                .native_command("latency", &[&args[0], &args[1]])
+                .env("PARTITA_STANDALONE_CPUS", CPU.to_string())
+                .output()
+                .map_err(|e| format!("{}: {e}", ctx.programs.exe.display()))?;
+            crate::workload::parse_samples(&String::from_utf8_lossy(&out.stdout))
+        } else {
+            ctx.progress("the loop inside a partition");
+            let spec = ModuleSpec {
+                name: "Latency".into(),
+                cpus: CPU.to_string(),
+                major_frame_ns: MAF_NS,
+                partitions: vec![PartitionSpec {
+                    name: "Cyclic".into(),
+                    workload: "latency".into(),
+                    args: args.to_vec(),
+                    windows: vec![Window { start_ns: 0, duration_ns: MAF_NS, core: 0 }],
+                }],
+            };
+            let frames = (interval_ns * loops / MAF_NS + 2) as u64;
+            run_module(ctx, &spec, frames)?.samples("Cyclic")
+        };
+        let v: Vec<f64> = samples.into_iter().filter(|(m, _)| m == "partition_wakeup_ns").map(|(_, v)| v).collect();
+        if v.is_empty() {
+            return Err("the latency program printed no samples".into());
+        }
+        ctx.samples("partition_wakeup_ns", Unit::Ns, v);
+        Ok(())
+    }
+    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
+        crate::experiments::sections::latency(self, data, published)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_histogram_becomes_samples() {
+        let out = "# /dev/cpu_dma_latency set to 0us\n000000 000000\n000003 000002\n000010 000001\n# Total: 000000003\n# Histogram Overflows: 00004\n";
+        assert_eq!(parse_cyclictest_histogram(out), vec![3500.0, 3500.0, 10_500.0]);
+        assert_eq!(cyclictest_overflows(out), 4);
+    }
+}

@@ -1,0 +1,22 @@
+//! The experiments and their workloads. The registry order is the `bench list` order; an
+//! experiment or workload is added by adding it to `all()` or `workloads()`.
+
+pub mod api;
+pub mod footprint;
+pub mod latency;
+pub mod pcs;
+pub mod programs;
+pub mod sections;
+pub mod slot_loss;
+pub mod startup;
+
+use crate::experiment::Experiment;
+use crate::workload::Workload;
+
+pub fn all() -> Vec<&'static dyn Experiment> {
+    vec![&pcs::Pcs, &latency::Latency, &slot_loss::SlotLoss, &api::Api, &startup::Startup, &footprint::Footprint]
+}
+
+pub fn workloads() -> Vec<&'static Workload> {
+    vec![&programs::PCS, &programs::LATENCY, &programs::COUNT, &programs::API, &programs::IDLE]
+}

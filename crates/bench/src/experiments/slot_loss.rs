@@ -1,0 +1,151 @@
+//! `slot-loss`: the performance a counting partition loses as its slot shrinks from 1000 ms to
+//! 1 ms, beside the overhead model of seed 001 (`crate::model`) evaluated with the partition
+//! switch cost measured in the same run (seed 001 Table 1).
+
+use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+use crate::model::performance_loss;
+use crate::module_run::{ModuleSpec, PartitionSpec, Window, run_module};
+use crate::stats::Summary;
+use partita_trace::Event;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+pub struct SlotLoss;
+
+/// Counting partitions sharing the core, as in seed 001 (its fourth, the reader, is replaced by
+/// each partition printing its own count).
+const PARTITIONS: usize = 3;
+
+/// Mean count per partition at the largest slot of this invocation: the reference (0 % loss).
+static REFERENCE: Mutex<Option<(i64, f64)>> = Mutex::new(None);
+
+/// Time each window loses: (partition_running - planned start) + (planned end - window_end),
+/// i.e. the switch in and the scheduler's early stop, for windows ending in [from, to].
+pub fn window_lost(events: &[Event], slot_ns: i64, from: i64, to: i64) -> Vec<f64> {
+    let mut running: HashMap<(u32, i64), i64> = HashMap::new();
+    for e in events {
+        if let Event::PartitionRunning { t, partition, planned, .. } = e {
+            running.insert((*partition, *planned), *t);
+        }
+    }
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Event::WindowEnd { t, partition, planned, .. } if *planned > from && *planned <= to => {
+                let r = running.get(&(*partition, planned - slot_ns))?;
+                Some(((r - (planned - slot_ns)) + (planned - t)) as f64)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+impl Experiment for SlotLoss {
+    fn name(&self) -> &'static str {
+        "slot-loss"
+    }
+    fn reproduces(&self) -> &'static str {
+        "seed 001 Table 1 (measured vs theoretical loss, slots 1000..1 ms)"
+    }
+    fn description(&self) -> &'static str {
+        "Three partitions take turns on CPU 1 in equal slots SD (major frame 3 SD); each counts as fast as it can between \
+         two frame boundaries of module time and prints its count. loss_pct = 1 - count / mean count at the largest slot of \
+         the same invocation (the reference, 1000 ms in a full run, as in seed 001; 100 ms with --quick). Beside it the \
+         model of seed 001, PL = n*PCS/sum(SD) (model_loss_pct), evaluated with the median PCS measured in the same run, and \
+         the same model with the whole time a window loses (switch in plus the scheduler's early stop before the next \
+         boundary, window_lost_ns; model_lost_loss_pct). Differs from seed 001: a 2-core x86 VM, not a LEON/Atom board; no \
+         reader partition; host noise (about 1 % of time lost to the hypervisor here) is of the order of the smallest losses."
+    }
+    fn backends(&self) -> &'static [Backend] {
+        &[Backend::Process]
+    }
+    fn points(&self, quick: bool) -> Vec<Params> {
+        let (slots, secs): (&[i64], i64) = if quick { (&[100, 10, 1], 3) } else { (&[1000, 500, 100, 50, 10, 5, 1], 30) };
+        slots.iter().map(|&s| params([("slot_ms", s.into()), ("seconds", secs.into())])).collect()
+    }
+    fn run_point(&self, ctx: &mut RunContext, p: &Params) -> Result<(), String> {
+        let slot_ms = p["slot_ms"].as_i64().unwrap_or(10);
+        let secs = p["seconds"].as_i64().unwrap_or(3);
+        let slot = slot_ms * 1_000_000;
+        let maf = slot * PARTITIONS as i64;
+        let from = (500_000_000 + maf - 1) / maf * maf;
+        let to = from + (secs * 1_000_000_000 + maf - 1) / maf * maf;
+        let spec = ModuleSpec {
+            name: "SlotLoss".into(),
+            cpus: "1".into(),
+            major_frame_ns: maf,
+            partitions: (0..PARTITIONS)
+                .map(|i| PartitionSpec {
+                    name: format!("C{}", i + 1),
+                    workload: "count".into(),
+                    args: vec![from.to_string(), to.to_string()],
+                    windows: vec![Window { start_ns: i as i64 * slot, duration_ns: slot, core: 0 }],
+                })
+                .collect(),
+        };
+        ctx.progress(&format!("{slot_ms} ms slots, {} s counting", (to - from) / 1_000_000_000));
+        // A tail after the counting interval lets every partition see its end and print its count.
+        let run = run_module(ctx, &spec, ((to + 500_000_000) / maf + 1) as u64)?;
+        let counts: Vec<f64> = (1..=PARTITIONS)
+            .filter_map(|i| run.samples(&format!("C{i}")).into_iter().find(|(m, _)| m == "count").map(|(_, v)| v))
+            .collect();
+        if counts.len() != PARTITIONS {
+            return Err(format!(
+                "{} of {PARTITIONS} partitions reported a count\n{}",
+                counts.len(),
+                crate::module_run::tail(&run.stderr, 5)
+            ));
+        }
+        let mean = counts.iter().sum::<f64>() / counts.len() as f64;
+        let reference = {
+            let mut r = REFERENCE.lock().unwrap_or_else(|e| e.into_inner());
+            match *r {
+                Some((s, c)) if s >= slot_ms => c,
+                _ => {
+                    *r = Some((slot_ms, mean));
+                    mean
+                }
+            }
+        };
+        let pcs: Vec<f64> = run
+            .events
+            .iter()
+            .filter_map(|e| match e {
+                Event::PartitionRunning { t, planned, .. } if *planned >= from && *planned < to => Some((t - planned) as f64),
+                _ => None,
+            })
+            .collect();
+        let lost = window_lost(&run.events, slot, from, to);
+        let (Some(pcs_s), Some(lost_s)) = (Summary::of(&pcs), Summary::of(&lost)) else {
+            return Err("the trace has no partition switches in the counting interval".into());
+        };
+        let slots = vec![slot as f64; PARTITIONS];
+        ctx.samples("count", Unit::Count, counts.iter().copied());
+        ctx.sample("reference_count", Unit::Count, reference);
+        ctx.samples("loss_pct", Unit::Percent, counts.iter().map(|c| (1.0 - c / reference) * 100.0));
+        ctx.sample("model_loss_pct", Unit::Percent, performance_loss(pcs_s.median, &slots) * 100.0);
+        ctx.sample("model_lost_loss_pct", Unit::Percent, performance_loss(lost_s.median, &slots) * 100.0);
+        ctx.samples("pcs_ns", Unit::Ns, pcs);
+        ctx.samples("window_lost_ns", Unit::Ns, lost);
+        Ok(())
+    }
+    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
+        crate::experiments::sections::slot_loss(self, data, published)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_loses_its_switch_in_and_its_early_stop() {
+        let ev = vec![
+            Event::PartitionRunning { t: 1_000_020, core: 0, partition: 1, planned: 1_000_000 },
+            Event::WindowEnd { t: 1_999_950, core: 0, partition: 1, window: 1, planned: 2_000_000 },
+            Event::WindowEnd { t: 2_999_950, core: 0, partition: 2, window: 1, planned: 3_000_000 },
+        ];
+        assert_eq!(window_lost(&ev, 1_000_000, 0, 10_000_000), vec![70.0]);
+        assert!(window_lost(&ev, 1_000_000, 2_000_000, 10_000_000).is_empty());
+    }
+}
