@@ -203,7 +203,11 @@ pub fn module_xml(name: &str, frame_s: f64, cores: usize, parts: &[Part]) -> Str
 
 /// Runs a module under `partita run` until `done` lines saying `wl done` arrived (then Ctrl-C,
 /// a clean stop) or `limit` passed; returns the module's stdout (partition lines `[NAME] ...`).
+/// The caller holds the machine lock.
 pub fn run_module(partita: &Path, scratch: &Path, xml: &str, done: usize, limit: Duration) -> Result<String, String> {
+    if !crate::machine::privileged() {
+        return Err("running a module needs root (cgroups, real-time priorities)".into());
+    }
     let config = scratch.join("module.xml");
     std::fs::write(&config, xml).map_err(|e| e.to_string())?;
     let mut child = Command::new(partita)

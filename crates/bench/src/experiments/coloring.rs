@@ -40,6 +40,8 @@ impl Experiment for Coloring {
         v
     }
     fn run_point(&self, ctx: &mut RunContext, p: &Params) -> Result<(), String> {
+        // Measurements take turns with modules and tests (the machine lock).
+        let _machine = crate::module_run::machine_lock()?;
         let kind = p["kind"].as_str().unwrap_or("data").to_string();
         let setup = p["setup"].as_str().unwrap_or("baseline").to_string();
         let period_us = (p["period_ms"].as_f64().unwrap_or(1.0) * 1000.0).round() as u64;
@@ -55,8 +57,10 @@ impl Experiment for Coloring {
             ctx.note("one CPU: no External interference");
         }
         let samples = if ctx.quick { (150_000 / period_us).clamp(50, 500) } else { (3_000_000 / period_us).clamp(1000, 10_000) };
-        let mut args: Vec<String> =
-            ["test", "--kind", &kind, "--period-us", &period_us.to_string(), "--n", &samples.to_string()].iter().map(|s| s.to_string()).collect();
+        let mut args: Vec<String> = ["test", "--kind", &kind, "--period-us", &period_us.to_string(), "--n", &samples.to_string()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         if contention {
             args.push("--internal".into());
         }

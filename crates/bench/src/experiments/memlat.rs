@@ -37,6 +37,8 @@ impl Experiment for Memlat {
         v
     }
     fn run_point(&self, ctx: &mut RunContext, p: &Params) -> Result<(), String> {
+        // Measurements take turns with modules and tests (the machine lock).
+        let _machine = crate::module_run::machine_lock()?;
         let k = p["interfering_cores"].as_u64().unwrap_or(0) as usize;
         let size = p["wss_bytes"].as_u64().unwrap_or(1 << 20);
         let exe = build_wl(&ctx.programs.exe, &ctx.scratch, 2)?;
@@ -46,8 +48,10 @@ impl Experiment for Memlat {
         ctx.progress(&format!("{} KiB, {k} interfering core(s)", size >> 10));
         let reps = if ctx.quick { 3 } else { 7 };
         let loads = if ctx.quick { 1_000_000 } else { 4_000_000 };
-        let args: Vec<String> =
-            ["chase", "--size", &size.to_string(), "--n", &loads.to_string(), "--reps", &reps.to_string()].iter().map(|s| s.to_string()).collect();
+        let args: Vec<String> = ["chase", "--size", &size.to_string(), "--n", &loads.to_string(), "--reps", &reps.to_string()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
         let out = run_native(&exe, &args, Some(0))?;
         ctx.samples("load_ns", Unit::Ns, parse_lines(&out).iter().filter_map(|l| l.num("ns_per_load")));
         Ok(())

@@ -41,6 +41,8 @@ impl Experiment for NativeVsPartition {
         v
     }
     fn run_point(&self, ctx: &mut RunContext, p: &Params) -> Result<(), String> {
+        // Measurements take turns with modules and tests (the machine lock).
+        let _machine = crate::module_run::machine_lock()?;
         let kernel = p["kernel"].as_str().unwrap_or("dskernel").to_string();
         let level: u8 = p["flags"].as_str().unwrap_or("O2")[1..].parse().map_err(|_| "bad flags")?;
         let cores = p["cores"].as_u64().unwrap_or(1) as usize;
@@ -58,7 +60,12 @@ impl Experiment for NativeVsPartition {
         // Native: one copy per core, at the same time.
         ctx.progress(&format!("{kernel} -O{level} native, {cores} core(s)"));
         let outs: Vec<_> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..cores).map(|c| s.spawn(|| run_native(&exe, &args(false), Some(c)))).collect();
+            let handles: Vec<_> = (0..cores)
+                .map(|c| {
+                    let (exe, a) = (&exe, args(false));
+                    s.spawn(move || run_native(exe, &a, Some(c)))
+                })
+                .collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("panicked".into()))).collect()
         });
         let mut native = Vec::new();
@@ -73,7 +80,13 @@ impl Experiment for NativeVsPartition {
         let parts: Vec<Part> = (0..cores)
             .map(|c| Part { name: format!("W{c}"), core: c as u32, windows: vec![(0.0, 1.0)], exe: exe.clone(), args: args(true) })
             .collect();
-        let out = run_module(&ctx.programs.exe, &ctx.scratch, &module_xml("NativeVsPartition", 1.0, cpus(), &parts), cores, Duration::from_secs(120))?;
+        let out = run_module(
+            &ctx.programs.exe,
+            &ctx.scratch,
+            &module_xml("NativeVsPartition", 1.0, cpus(), &parts),
+            cores,
+            Duration::from_secs(120),
+        )?;
         let part: Vec<f64> = parse_lines(&out).iter().filter(|l| l.kernel == kernel).filter_map(|l| l.num("ns")).map(score).collect();
         if part.is_empty() {
             return Err("the partitions reported no score".into());

@@ -43,6 +43,8 @@ impl Experiment for Overlap {
         [0u64, 25, 50, 75, 100].iter().map(|o| params([("overlap_pct", (*o).into())])).collect()
     }
     fn run_point(&self, ctx: &mut RunContext, p: &Params) -> Result<(), String> {
+        // Measurements take turns with modules and tests (the machine lock).
+        let _machine = crate::module_run::machine_lock()?;
         if cpus() < 2 {
             ctx.note("needs 2 CPUs: skipped");
             return Ok(());
@@ -80,7 +82,8 @@ impl Experiment for Overlap {
         ];
         let out = run_module(&ctx.programs.exe, &ctx.scratch, &module_xml("Overlap", 0.05, 2, &parts), 1, Duration::from_secs(60))?;
         // The first job also faults its stack and code in: left out, like the native warm-up.
-        let exec: Vec<f64> = parse_lines(&out).iter().filter(|l| l.partition == "P1" && l.kernel == "payload").skip(1).filter_map(|l| l.num("ns")).collect();
+        let exec: Vec<f64> =
+            parse_lines(&out).iter().filter(|l| l.partition == "P1" && l.kernel == "payload").skip(1).filter_map(|l| l.num("ns")).collect();
         if exec.is_empty() {
             return Err("P1 reported no payload time".into());
         }

@@ -30,6 +30,8 @@ impl Experiment for Release {
         vec![params([("task_set", "OFP+VSP".into())])]
     }
     fn run_point(&self, ctx: &mut RunContext, _p: &Params) -> Result<(), String> {
+        // Measurements take turns with modules and tests (the machine lock).
+        let _machine = crate::module_run::machine_lock()?;
         let jobs = if ctx.quick { 25 } else { 100 };
         let exe = build_wl(&ctx.programs.exe, &ctx.scratch, 2)?;
         let args = |k: &str| -> Vec<String> {

@@ -42,6 +42,8 @@ impl Experiment for Spinlock {
         v
     }
     fn run_point(&self, ctx: &mut RunContext, p: &Params) -> Result<(), String> {
+        // Measurements take turns with modules and tests (the machine lock).
+        let _machine = crate::module_run::machine_lock()?;
         let lock = p["lock"].as_str().unwrap_or("busy").to_string();
         let cores = p["cores"].as_u64().unwrap_or(1) as usize;
         let n = p["partitions"].as_u64().unwrap_or(1) as usize;
@@ -62,7 +64,13 @@ impl Experiment for Spinlock {
         ctx.progress(&format!("{lock} lock, {n} partitions on {cores} core(s)"));
         let out = if ctx.backend == Backend::Native {
             let outs: Vec<Result<String, String>> = std::thread::scope(|s| {
-                let hs: Vec<_> = (0..n).map(|i| { let a = args(i, false); let exe = &exe; s.spawn(move || run_native(exe, &a, Some(i % cores))) }).collect();
+                let hs: Vec<_> = (0..n)
+                    .map(|i| {
+                        let a = args(i, false);
+                        let exe = &exe;
+                        s.spawn(move || run_native(exe, &a, Some(i % cores)))
+                    })
+                    .collect();
                 hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("panicked".into()))).collect()
             });
             outs.into_iter().collect::<Result<Vec<_>, _>>()?.join("")
