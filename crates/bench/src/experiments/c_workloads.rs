@@ -159,6 +159,7 @@ impl Drop for Background {
 }
 
 /// A partition of a generated module: its program and its windows (start, duration) in seconds.
+#[derive(Clone)]
 pub struct Part {
     pub name: String,
     pub core: u32,
