@@ -166,6 +166,8 @@ pub struct Part {
     pub windows: Vec<(f64, f64)>,
     pub exe: PathBuf,
     pub args: Vec<String>,
+    /// The partition's period (None: the major frame).
+    pub period_s: Option<f64>,
 }
 
 /// A one-schedule module in which every partition's period is the major frame.
@@ -183,9 +185,10 @@ pub fn module_xml(name: &str, frame_s: f64, cores: usize, parts: &[Part]) -> Str
     }
     x += &format!("  <Module_Schedule ScheduleIdentifier=\"1\" ScheduleName=\"bench\" MajorFrameSeconds=\"{frame_s:.6}\">\n");
     for (i, p) in parts.iter().enumerate() {
-        let total: f64 = p.windows.iter().map(|w| w.1).sum();
+        let period = p.period_s.unwrap_or(frame_s);
+        let total: f64 = p.windows.iter().map(|w| w.1).sum::<f64>() * period / frame_s;
         x += &format!(
-            "    <Partition_Schedule PartitionIdentifier=\"{}\" PartitionName=\"{}\" PeriodSeconds=\"{frame_s:.6}\" PeriodDurationSeconds=\"{total:.6}\">\n",
+            "    <Partition_Schedule PartitionIdentifier=\"{}\" PartitionName=\"{}\" PeriodSeconds=\"{period:.6}\" PeriodDurationSeconds=\"{total:.6}\">\n",
             i + 1,
             p.name
         );
@@ -193,7 +196,8 @@ pub fn module_xml(name: &str, frame_s: f64, cores: usize, parts: &[Part]) -> Str
             x += &format!(
                 "      <Window_Schedule WindowIdentifier=\"{}\" WindowStartSeconds=\"{start:.6}\" WindowDurationSeconds=\"{dur:.6}\" PartitionPeriodStart=\"{}\" pt:Core=\"{}\"/>\n",
                 (i + 1) * 100 + w,
-                w == 0,
+                // The first window of each partition period.
+                ((start / period) - (start / period).round()).abs() < 1e-9 || w == 0,
                 p.core
             );
         }
@@ -231,14 +235,11 @@ pub fn run_module(partita: &Path, scratch: &Path, xml: &str, done: usize, limit:
         if line.contains("] wl done") {
             seen += 1;
         }
-        if line.contains("] wl error") {
-            text += &line;
-            text.push('\n');
-            break;
-        }
+        let failed = line.contains("] wl error");
         text += &line;
         text.push('\n');
-        if seen >= done && !interrupted {
+        // Stop, and keep reading: partita's output must not meet a closed pipe.
+        if (seen >= done || failed) && !interrupted {
             // SAFETY: kill() with the pid of a child this function started and has not reaped.
             unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
             interrupted = true;
@@ -280,8 +281,8 @@ mod tests {
     #[test]
     fn generated_modules_pass_the_configuration_check() {
         let parts = [
-            Part { name: "A".into(), core: 0, windows: vec![(0.0, 0.02)], exe: "/bin/true".into(), args: vec!["x".into()] },
-            Part { name: "B".into(), core: 1, windows: vec![(0.0006, 0.02)], exe: "/bin/true".into(), args: vec![] },
+            Part { name: "A".into(), core: 0, windows: vec![(0.0, 0.02)], exe: "/bin/true".into(), args: vec!["x".into()], period_s: None },
+            Part { name: "B".into(), core: 1, windows: vec![(0.0006, 0.02)], exe: "/bin/true".into(), args: vec![], period_s: None },
         ];
         let xml = module_xml("T", 0.05, 2, &parts);
         let checked = partita_config::check_text(&xml, Path::new("/"));

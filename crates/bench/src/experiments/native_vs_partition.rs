@@ -78,7 +78,14 @@ impl Experiment for NativeVsPartition {
         }
         ctx.progress(&format!("{kernel} -O{level} partitioned, {cores} core(s)"));
         let parts: Vec<Part> = (0..cores)
-            .map(|c| Part { name: format!("W{c}"), core: c as u32, windows: vec![(0.0, 1.0)], exe: exe.clone(), args: args(true) })
+            .map(|c| Part {
+                name: format!("W{c}"),
+                core: c as u32,
+                windows: vec![(0.0, 1.0)],
+                exe: exe.clone(),
+                args: args(true),
+                period_s: None,
+            })
             .collect();
         let out = run_module(
             &ctx.programs.exe,

@@ -24,7 +24,7 @@ fn calibrate(ctx: &RunContext, exe: &std::path::Path) -> Result<u64, String> {
             .iter()
             .map(|a| a.to_string())
             .collect();
-    let p1 = Part { name: "P1".into(), core: 0, windows: vec![(0.0, 0.02)], exe: exe.to_path_buf(), args };
+    let p1 = Part { name: "P1".into(), core: 0, windows: vec![(0.0, 0.02)], exe: exe.to_path_buf(), args, period_s: None };
     let out = run_module(&ctx.programs.exe, &ctx.scratch, &module_xml("Calibrate", 0.05, 2, &[p1]), 1, Duration::from_secs(60))?;
     let ns: Vec<f64> = parse_lines(&out).iter().filter(|l| l.kernel == "payload").skip(1).filter_map(|l| l.num("ns")).collect();
     let per_line = median(&ns) / probe as f64;
@@ -88,6 +88,7 @@ impl Experiment for Overlap {
             windows: vec![(0.0, 0.02)],
             exe: exe.clone(),
             args: s(&[&args[..], &["--reps", &(reps + 1).to_string(), "--period-us", "50000", "--apex"]].concat()),
+            period_s: None,
         };
         let p2 = Part {
             name: "P2".into(),
@@ -95,6 +96,7 @@ impl Experiment for Overlap {
             windows: vec![(p2_start_us(overlap) as f64 / 1e6, 0.02)],
             exe: exe.clone(),
             args: s(&["memcopy", "--size", &BUFFER.to_string(), "--n", "0", "--apex"]),
+            period_s: None,
         };
         let mut medians = Vec::new();
         for (metric, parts) in [("isolated_ns", vec![p1.clone()]), ("exec_ns", vec![p1, p2])] {

@@ -30,7 +30,7 @@ impl Experiment for Spinlock {
          no shared-memory region yet). The paper ran LEON3 at 1..4 cores and 2..64 partitions; this VM has 2 vCPUs."
     }
     fn points(&self, quick: bool) -> Vec<Params> {
-        let counts: &[u64] = if quick { &[2, 8] } else { &[1, 2, 4, 8, 16, 32, 64] };
+        let counts: &[u64] = if quick { &[2, 8, 32] } else { &[1, 2, 4, 8, 16, 32, 64] };
         let mut v = Vec::new();
         for lock in ["busy", "block"] {
             for cores in 1..=cpus().min(4) as u64 {
@@ -83,6 +83,7 @@ impl Experiment for Spinlock {
                     windows: vec![((i / cores) as f64 * SLOT_S, SLOT_S)],
                     exe: exe.clone(),
                     args: args(i, true),
+                    period_s: None,
                 })
                 .collect();
             let xml = module_xml("Spinlock", per_core as f64 * SLOT_S, cpus(), &parts);
