@@ -27,6 +27,9 @@ impl Experiment for Coloring {
     fn backends(&self) -> &'static [Backend] {
         &[Backend::Native]
     }
+    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
+        super::workload_sections::coloring(self, data, published)
+    }
     fn points(&self, quick: bool) -> Vec<Params> {
         let periods: &[f64] = if quick { &[0.2, 1.0, 3.0] } else { &[0.2, 0.4, 0.6, 0.8, 1.0, 1.5, 2.0, 3.0] };
         let mut v = Vec::new();
@@ -56,7 +59,7 @@ impl Experiment for Coloring {
         if contention && cpus() < 2 {
             ctx.note("one CPU: no External interference");
         }
-        let samples = if ctx.quick { (150_000 / period_us).clamp(50, 500) } else { (3_000_000 / period_us).clamp(1000, 10_000) };
+        let samples = if ctx.quick { (300_000 / period_us).clamp(100, 1000) } else { (3_000_000 / period_us).clamp(1000, 10_000) };
         let mut args: Vec<String> = ["test", "--kind", &kind, "--period-us", &period_us.to_string(), "--n", &samples.to_string()]
             .iter()
             .map(|s| s.to_string())

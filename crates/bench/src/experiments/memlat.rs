@@ -22,6 +22,9 @@ impl Experiment for Memlat {
     fn backends(&self) -> &'static [Backend] {
         &[Backend::Native]
     }
+    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
+        super::workload_sections::memlat(self, data, published)
+    }
     fn points(&self, quick: bool) -> Vec<Params> {
         let sizes: &[u64] = if quick {
             &[16 << 10, 256 << 10, 4 << 20, 64 << 20]

@@ -16,6 +16,7 @@ pub mod sections;
 pub mod slot_loss;
 pub mod spinlock;
 pub mod startup;
+pub mod workload_sections;
 
 use crate::experiment::Experiment;
 use crate::workload::Workload;

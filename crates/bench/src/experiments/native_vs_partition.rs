@@ -27,6 +27,9 @@ impl Experiment for NativeVsPartition {
          and run. The papers measured CoreMark/MHz on an Atom (seed 001) and Dhrystone on LEON3/LEON4 (seed 000); \
          this is a 2-vCPU VM sharing its host."
     }
+    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
+        super::workload_sections::native_vs_partition(self, data, published)
+    }
     fn points(&self, quick: bool) -> Vec<Params> {
         let kernels: &[&str] = if quick { &["dskernel"] } else { &["dskernel", "intmix"] };
         let flags: &[&str] = if quick { &["O0", "O2"] } else { &["O0", "O1", "O2", "O3"] };

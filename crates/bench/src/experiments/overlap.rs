@@ -28,7 +28,7 @@ fn calibrate(ctx: &RunContext, exe: &std::path::Path) -> Result<u64, String> {
     let out = run_module(&ctx.programs.exe, &ctx.scratch, &module_xml("Calibrate", 0.05, 2, &[p1]), 1, Duration::from_secs(60))?;
     let ns: Vec<f64> = parse_lines(&out).iter().filter(|l| l.kernel == "payload").skip(1).filter_map(|l| l.num("ns")).collect();
     let per_line = median(&ns) / probe as f64;
-    if !(per_line > 0.0) {
+    if per_line.is_nan() || per_line <= 0.0 {
         return Err("calibration produced no payload time".into());
     }
     Ok((PAYLOAD_NS / per_line) as u64)
@@ -61,6 +61,9 @@ impl Experiment for Overlap {
     }
     fn backends(&self) -> &'static [Backend] {
         &[Backend::Process]
+    }
+    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
+        super::workload_sections::overlap(self, data, published)
     }
     fn points(&self, _quick: bool) -> Vec<Params> {
         [0u64, 25, 50, 75, 100].iter().map(|o| params([("overlap_pct", (*o).into())])).collect()

@@ -28,6 +28,9 @@ impl Experiment for Release {
     fn backends(&self) -> &'static [Backend] {
         &[Backend::Process]
     }
+    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
+        super::workload_sections::release(self, data, published)
+    }
     fn points(&self, _quick: bool) -> Vec<Params> {
         vec![params([("task_set", "OFP+VSP".into())])]
     }

@@ -29,6 +29,9 @@ impl Experiment for Spinlock {
          checked afterwards. The shared memory is a file mapping, outside Partita's spatial isolation (Partita has \
          no shared-memory region yet). The paper ran LEON3 at 1..4 cores and 2..64 partitions; this VM has 2 vCPUs."
     }
+    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
+        super::workload_sections::spinlock(self, data, published)
+    }
     fn points(&self, quick: bool) -> Vec<Params> {
         let counts: &[u64] = if quick { &[2, 8, 32] } else { &[1, 2, 4, 8, 16, 32, 64] };
         let mut v = Vec::new();
