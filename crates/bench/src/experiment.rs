@@ -123,10 +123,10 @@ impl<'a> RunContext<'a> {
         RunContext { backend, quick, programs, scratch, progress, result: PointResult::default() }
     }
 
-    /// Adds samples of `metric`; a metric may be fed several times.
+    /// Adds samples of `metric`; a metric may be fed several times. NaN (no value) is dropped.
     pub fn samples(&mut self, metric: &str, unit: Unit, values: impl IntoIterator<Item = f64>) {
         let m = self.result.metrics.entry(metric.to_string()).or_insert_with(|| Metric { unit, samples: Vec::new() });
-        m.samples.extend(values);
+        m.samples.extend(values.into_iter().filter(|v| !v.is_nan()));
     }
 
     pub fn sample(&mut self, metric: &str, unit: Unit, value: f64) {
@@ -143,8 +143,10 @@ impl<'a> RunContext<'a> {
         (self.progress)(message);
     }
 
+    /// The point's result; metrics that received no sample are left out.
     pub fn into_result(mut self, params: &Params) -> PointResult {
         self.result.params = params.clone();
+        self.result.metrics.retain(|_, m| !m.samples.is_empty());
         self.result
     }
 }
@@ -157,4 +159,44 @@ pub fn registry() -> Vec<&'static dyn Experiment> {
 /// The experiment called `name`.
 pub fn find(name: &str) -> Option<&'static dyn Experiment> {
     registry().into_iter().find(|e| e.name() == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_context_collects_samples_and_notes() {
+        let programs = Programs::with_exe(std::path::Path::new("/bin/true"));
+        let shown = std::cell::RefCell::new(Vec::new());
+        let show = |m: &str| shown.borrow_mut().push(m.to_string());
+        let mut ctx = RunContext::new(Backend::Process, true, &programs, PathBuf::from("/tmp"), &show);
+        ctx.samples("a_ns", Unit::Ns, [1.0, f64::NAN, 2.0]);
+        ctx.sample("a_ns", Unit::Ns, 3.0);
+        ctx.samples("empty", Unit::Count, []);
+        ctx.note("skipped x");
+        ctx.progress("step");
+        let r = ctx.into_result(&params([("k", 1.into())]));
+        assert_eq!(r.metrics.keys().collect::<Vec<_>>(), ["a_ns"]);
+        assert_eq!(r.metrics["a_ns"].samples, [1.0, 2.0, 3.0]);
+        assert_eq!(r.notes, ["skipped x"]);
+        assert_eq!(r.params["k"], 1);
+        assert_eq!(*shown.borrow(), ["step"]);
+    }
+
+    #[test]
+    fn names_parse_back() {
+        for b in [Backend::Native, Backend::Process, Backend::Kvm] {
+            assert_eq!(Backend::parse(b.name()), Some(b));
+        }
+        for u in [Unit::Ns, Unit::Count, Unit::Percent, Unit::Bytes, Unit::Ratio] {
+            assert_eq!(Unit::parse(u.name()), Some(u));
+        }
+        let names: Vec<&str> = registry().iter().map(|e| e.name()).collect();
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "experiment names are unique: {names:?}");
+        assert!(registry().iter().all(|e| !e.points(true).is_empty() && !e.backends().is_empty() && e.backends()[0] != Backend::Kvm));
+    }
 }

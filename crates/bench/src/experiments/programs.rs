@@ -2,6 +2,7 @@
 //! API. Each `main` is the partition's initialization process. Parameters reach the ARINC
 //! processes (entry points without arguments) through statics set before SET_PARTITION_MODE.
 
+use crate::module_run::monotonic_ns as now_ns;
 use crate::workload::{Workload, report_sample};
 use partita_apex::{
     Deadline, INFINITE_TIME_VALUE, Name, OperatingMode, ProcessAttribute, ProcessId, create_process, get_my_id, get_partition_status,
@@ -64,13 +65,6 @@ fn go_normal() -> i32 {
 fn fail(e: String) -> i32 {
     eprintln!("{e}");
     1
-}
-
-fn now_ns() -> i64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
 }
 
 fn spin_ns(ns: i64) {

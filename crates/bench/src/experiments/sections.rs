@@ -61,7 +61,10 @@ pub fn pcs(e: &dyn Experiment, data: &ExperimentData, published: &Published) -> 
         let sets: Vec<(String, Vec<f64>)> = data
             .runs
             .iter()
-            .filter_map(|r| Some((format!("{} {}", r.meta.backend, params_label(r)), r.point.metrics.get(metric)?.samples.clone())))
+            .filter_map(|r| {
+                let n = r.point.params.get("processes")?;
+                Some((format!("{}, {n} processes", r.meta.backend), r.point.metrics.get(metric)?.samples.clone()))
+            })
             .collect();
         h += &chart(&svg::cdf_chart(&format!("CDF of {metric}"), "us", &sets, 1000.0));
     }
@@ -120,13 +123,13 @@ pub fn latency(e: &dyn Experiment, data: &ExperimentData, published: &Published)
     for r in &data.runs {
         for (k, label) in [("partition_wakeup_ns", "Partita process"), ("cyclictest_ns", "cyclictest")] {
             if let Some(m) = r.point.metrics.get(k) {
-                // The histogram of the body: up to the 99.9th percentile, the tail is in the table.
+                // The histogram of the body: up to the 99th percentile, the tail is in the table.
                 let mut s = m.samples.clone();
                 s.sort_by(f64::total_cmp);
-                let cut = crate::stats::percentile(&s, 99.9).unwrap_or(0.0);
+                let cut = crate::stats::percentile(&s, 99.0).unwrap_or(0.0);
                 let body: Vec<f64> = s.into_iter().filter(|v| *v <= cut).collect();
                 h += &chart(&svg::histogram_chart(
-                    &format!("{label} wake-up latency ({}; to p99.9)", r.meta.backend),
+                    &format!("{label} wake-up latency ({}; to p99)", r.meta.backend),
                     "us",
                     &body,
                     40,
@@ -250,7 +253,9 @@ pub fn api(e: &dyn Experiment, data: &ExperimentData, published: &Published) -> 
         rows.push(row);
     }
     h += &table(&rows);
-    h += &chart(&svg::bar_chart(&Axes::new("APEX service cost (mean, clock reads included)", "", "us"), &cats, &bars));
+    let mut axes = Axes::new("APEX service cost (mean, clock reads included)", "", "us");
+    axes.y_log = true;
+    h += &chart(&svg::bar_chart(&axes, &cats, &bars));
     h += &stats_table(data, &|_| true);
     h += &notes(data);
     h

@@ -34,6 +34,7 @@ fn native(ctx: &mut RunContext, n: usize) -> Result<(), String> {
             .native_command("idle", &[])
             .env("PARTITA_STANDALONE_CPUS", (i % 2).to_string())
             .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
             .spawn()
             .map_err(|e| format!("{}: {e}", ctx.programs.exe.display()))?;
         children.push(child);

@@ -159,33 +159,38 @@ pub fn notes(data: &ExperimentData) -> String {
 
 /// Section heading, what it reproduces and how it was measured, and the machine of the runs.
 pub fn section_head<E: Experiment + ?Sized>(e: &E, data: &ExperimentData) -> String {
-    let machines: Vec<String> = {
-        let mut v: Vec<String> = data
-            .runs
-            .iter()
-            .map(|r| {
-                let m = &r.meta.machine;
-                format!(
-                    "{} ({}, {} cores, Linux {}), revision {}, {}{}",
-                    m.machine,
-                    m.cpu_model,
-                    m.cores,
-                    m.kernel,
-                    m.git_revision,
-                    r.meta.timestamp,
-                    if r.meta.quick { ", --quick" } else { "" }
-                )
-            })
-            .collect();
-        v.dedup();
-        v
+    let mut machines: Vec<String> = data
+        .runs
+        .iter()
+        .map(|r| {
+            let m = &r.meta.machine;
+            format!(
+                "{} ({}, {} cores, Linux {}), revision {}{}",
+                m.machine,
+                m.cpu_model,
+                m.cores,
+                m.kernel,
+                m.git_revision,
+                if r.meta.quick { ", --quick" } else { "" }
+            )
+        })
+        .collect();
+    machines.sort();
+    machines.dedup();
+    let mut times: Vec<&str> = data.runs.iter().map(|r| r.meta.timestamp.as_str()).collect();
+    times.sort_unstable();
+    let when = match (times.first(), times.last()) {
+        (Some(a), Some(b)) if a != b => format!(", {a} to {b}"),
+        (Some(a), _) => format!(", {a}"),
+        _ => String::new(),
     };
     format!(
-        "<h2 id=\"{0}\">{0}</h2>\n<p><b>Reproduces:</b> {1}</p>\n<p>{2}</p>\n<p class=\"meta\">Measured on: {3}</p>\n",
+        "<h2 id=\"{0}\">{0}</h2>\n<p><b>Reproduces:</b> {1}</p>\n<p>{2}</p>\n<p class=\"meta\">Measured on: {3}{4}</p>\n",
         esc(e.name()),
         esc(e.reproduces()),
         esc(e.description()),
-        esc(&machines.join("; "))
+        esc(&machines.join("; ")),
+        esc(&when)
     )
 }
 

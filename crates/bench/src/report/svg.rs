@@ -4,10 +4,10 @@
 
 use std::fmt::Write;
 
-const W: f64 = 640.0;
+const W: f64 = 720.0;
 const H: f64 = 360.0;
 const LEFT: f64 = 70.0;
-const RIGHT: f64 = 170.0;
+const RIGHT: f64 = 230.0;
 const TOP: f64 = 30.0;
 const BOTTOM: f64 = 50.0;
 const COLORS: [&str; 8] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf"];
@@ -171,13 +171,14 @@ fn legend(out: &mut String, labels: &[(String, bool)]) {
         let x = W - RIGHT + 10.0;
         let c = COLORS[i % COLORS.len()];
         let dash = if *dashed { r#" stroke-dasharray="5,3""# } else { "" };
+        let label: String = if label.chars().count() > 34 { label.chars().take(33).chain(['…']).collect() } else { label.clone() };
         let _ = write!(
             out,
             r##"<line x1="{x}" y1="{y}" x2="{}" y2="{y}" stroke="{c}" stroke-width="2"{dash}/><text x="{}" y="{}">{}</text>"##,
             x + 18.0,
             x + 22.0,
             y + 4.0,
-            escape(label)
+            escape(&label)
         );
     }
 }
@@ -257,11 +258,13 @@ fn width(h: &[(f64, usize)]) -> f64 {
 /// Grouped bars: one group per category, one bar per series (`points[i].1` for category i).
 pub fn bar_chart(axes: &Axes, categories: &[String], series: &[Series]) -> String {
     let ys = Scale::new(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).chain([0.0]), axes.y_log);
-    let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+    // Taller than the line charts: category labels are slanted below the bars.
+    let h = H + 50.0;
+    let (pw, ph) = (W - LEFT - RIGHT, h - TOP - BOTTOM - 50.0);
     let mut out = String::new();
     let _ = write!(
         out,
-        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="11"><rect width="{W}" height="{H}" fill="#fff"/><text x="{}" y="18" text-anchor="middle" font-size="13" font-weight="bold">{}</text>"##,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{h}" viewBox="0 0 {W} {h}" font-family="sans-serif" font-size="11"><rect width="{W}" height="{h}" fill="#fff"/><text x="{}" y="18" text-anchor="middle" font-size="13" font-weight="bold">{}</text>"##,
         LEFT + pw / 2.0,
         escape(&axes.title)
     );
@@ -295,13 +298,18 @@ pub fn bar_chart(axes: &Axes, categories: &[String], series: &[Series]) -> Strin
                 tick_label(v)
             );
         }
-        let _ = write!(out, r##"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"##, gx + gw / 2.0, TOP + ph + 14.0, escape(cat));
+        let (lx, ly) = (gx + gw / 2.0, TOP + ph + 12.0);
+        let _ = write!(
+            out,
+            r##"<text x="{lx:.1}" y="{ly:.1}" text-anchor="end" transform="rotate(-35 {lx:.1} {ly:.1})">{}</text>"##,
+            escape(cat)
+        );
     }
     let _ = write!(
         out,
         r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#333"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">{}</text>"##,
         LEFT + pw / 2.0,
-        H - 12.0,
+        h - 8.0,
         escape(&axes.x_label),
         TOP + ph / 2.0,
         escape(&axes.y_label)
