@@ -13,9 +13,14 @@ use std::path::Path;
 
 /// `partita bench EXP --quick --json --backend B`: its JSON lines (one per point).
 fn quick(exp: &str, backend: &str, db: &Path) -> Vec<Value> {
+    quick_with(exp, backend, db, &[])
+}
+
+fn quick_with(exp: &str, backend: &str, db: &Path, extra: &[&str]) -> Vec<Value> {
     let out = Command::new(assert_cmd::cargo::cargo_bin!("partita"))
         .args(["bench", exp, "--quick", "--json", "--backend", backend, "--db"])
         .arg(db)
+        .args(extra)
         .timeout(std::time::Duration::from_secs(300))
         .output()
         .unwrap();
@@ -33,15 +38,27 @@ fn per_point(lines: &[Value], metric: &str) -> Vec<u64> {
 }
 
 #[test]
-fn native_vs_partition_scores_both_ways() {
+fn native_vs_partition_scores_both_ways_and_times_a_users_command() {
     if !privileged() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let lines = quick("native-vs-partition", "process", &dir.path().join("r.db"));
+    let marker = dir.path().join("ran");
+    let cmd = format!("i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; echo x >> {}", marker.display());
+    let lines = quick_with("native-vs-partition", "process", &dir.path().join("r.db"), &["--workload-cmd", &cmd]);
     for m in ["native_score", "partition_score", "loss_pct"] {
         assert!(per_point(&lines, m).iter().all(|n| *n > 0), "{m}");
     }
+    // The command runs at the -O0 points: 3 times per core, natively and in partitions.
+    let o0: Vec<&Value> = lines.iter().filter(|v| v["params"]["flags"] == "O0").collect();
+    assert!(!o0.is_empty());
+    for v in o0 {
+        let cores = v["params"]["cores"].as_u64().unwrap();
+        assert_eq!(v["metrics"]["cmd_native_ns"]["n"].as_u64(), Some(3 * cores), "{v}");
+        assert_eq!(v["metrics"]["cmd_partition_ns"]["n"].as_u64(), Some(3 * cores), "{v}");
+    }
+    let runs = std::fs::read_to_string(&marker).unwrap().lines().count();
+    assert!(runs >= 12, "the command itself ran each time: {runs}");
 }
 
 #[test]
