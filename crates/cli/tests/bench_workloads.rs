@@ -38,6 +38,16 @@ fn per_point(lines: &[Value], metric: &str) -> Vec<u64> {
 }
 
 #[test]
+fn list_names_the_workload_experiments() {
+    let out = Command::new(assert_cmd::cargo::cargo_bin!("partita")).args(["bench", "list"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in ["native-vs-partition", "overlap", "spinlock", "release", "memlat", "coloring"] {
+        assert!(text.lines().any(|l| l.starts_with(&format!("{name} "))), "{name} missing:\n{text}");
+    }
+}
+
+#[test]
 fn native_vs_partition_scores_both_ways_and_times_a_users_command() {
     if !privileged() {
         return;
@@ -52,6 +62,11 @@ fn native_vs_partition_scores_both_ways_and_times_a_users_command() {
     // The command runs at the -O0 points: 3 times per core, natively and in partitions.
     let o0: Vec<&Value> = lines.iter().filter(|v| v["params"]["flags"] == "O0").collect();
     assert!(!o0.is_empty());
+    for v in &lines {
+        if v["params"]["cores"] == 2 {
+            assert_eq!(v["metrics"]["partition_score.core1"]["n"].as_u64(), Some(3), "{v}");
+        }
+    }
     for v in o0 {
         let cores = v["params"]["cores"].as_u64().unwrap();
         assert_eq!(v["metrics"]["cmd_native_ns"]["n"].as_u64(), Some(3 * cores), "{v}");

@@ -100,7 +100,15 @@ impl Experiment for NativeVsPartition {
             cores,
             Duration::from_secs(120),
         )?;
-        let part: Vec<f64> = parse_lines(&out).iter().filter(|l| l.kernel == kernel).filter_map(|l| l.num("ns")).map(score).collect();
+        let lines: Vec<_> = parse_lines(&out).into_iter().filter(|l| l.kernel == kernel).collect();
+        let part: Vec<f64> = lines.iter().filter_map(|l| l.num("ns")).map(score).collect();
+        if cores > 1 {
+            // seed 001 Table 2 tells the cores apart when both are busy.
+            for c in 0..cores {
+                let on_core = lines.iter().filter(|l| l.partition == format!("W{c}")).filter_map(|l| l.num("ns")).map(score);
+                ctx.samples(&format!("partition_score.core{c}"), Unit::Count, on_core);
+            }
+        }
         if part.is_empty() {
             return Err("the partitions reported no score".into());
         }

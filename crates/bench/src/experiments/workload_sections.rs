@@ -50,7 +50,13 @@ pub fn native_vs_partition(e: &dyn Experiment, data: &ExperimentData, p: &Publis
             param_s(r, "flags"),
             param_s(r, "cores"),
             n.map(|s| format!("{:.0}", s.median)).unwrap_or("-".into()),
-            q.map(|s| format!("{:.0}", s.median)).unwrap_or("-".into()),
+            q.map(|s| {
+                let per_core: Vec<String> = (0..2)
+                    .filter_map(|c| summary(r, &format!("partition_score.core{c}")).map(|s| format!("core {c}: {:.0}", s.median)))
+                    .collect();
+                if per_core.is_empty() { format!("{:.0}", s.median) } else { format!("{:.0} ({})", s.median, per_core.join(", ")) }
+            })
+            .unwrap_or("-".into()),
             loss.map(f2).unwrap_or("-".into()),
         ]);
         if let Some(l) = loss {
