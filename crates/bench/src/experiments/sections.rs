@@ -77,7 +77,23 @@ pub fn pcs(e: &dyn Experiment, data: &ExperimentData, published: &Published) -> 
             Series::new("dispatch median", pts("dispatch_ns")).markers(),
             Series::new("CtswO median", pts("ctsw_ns")).markers(),
         ];
-        let mut axes = Axes::new(format!("Overheads vs processes per partition ({b})"), "processes per partition", "us");
+        let mut axes = Axes::new(format!("Average overheads vs processes (Figs. 6, 11; {b})"), "processes per partition", "median, us");
+        axes.x_log = true;
+        h += &chart(&svg::line_chart(&axes, &series));
+        let jitter = |k: &str| -> Vec<(f64, f64)> {
+            data.on(&b)
+                .filter_map(|r| {
+                    let s = Summary::of(&r.point.metrics.get(k)?.samples)?;
+                    Some((r.point.params.get("processes")?.as_f64()?, s.abs_jitter() / 1000.0))
+                })
+                .collect()
+        };
+        let series = vec![
+            Series::new("PCS jitter", jitter("pcs_ns")).markers(),
+            Series::new("CtswO jitter", jitter("ctsw_ns")).markers(),
+            Series::new("TmrO jitter", jitter("tmro_ns")).markers(),
+        ];
+        let mut axes = Axes::new(format!("Jitter vs processes (Figs. 7, 12; {b})"), "processes per partition", "max - min, us");
         axes.x_log = true;
         h += &chart(&svg::line_chart(&axes, &series));
     }

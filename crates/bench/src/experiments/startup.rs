@@ -68,8 +68,8 @@ impl Experiment for Startup {
          mode change to NORMAL in the trace (epoch + t); epoch_ns = from that start to the module epoch (configuration, \
          cgroups, spawning); normal_ns = each partition's NORMAL after the epoch. --backend native starts N plain \
          processes of the same program (APEX runtime standalone) and takes the time until each one's process ran. \
-         Differs from seed 002: its figure times the boot of a whole platform (kernel, hypervisor) on a Pentium; here \
-         the machine is up and only the module starts; 1..64 partitions on 2 cores."
+         Differs from seed 002: its figure times system initialization of its three designs on a Pentium (the VMM-level one \
+         dominated by guest OS boot); here only the module starts on a running machine, 1..64 partitions on 2 cores."
     }
     fn points(&self, quick: bool) -> Vec<Params> {
         let (ns, reps): (&[i64], i64) = if quick { (&[1, 4, 16], 3) } else { (&[1, 2, 4, 8, 16, 32, 64], 10) };
