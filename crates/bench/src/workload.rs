@@ -36,17 +36,19 @@ pub fn run_workload(name: &str, args: &[String]) -> i32 {
 pub struct Programs {
     pub exe: PathBuf,
     pub prefix: Vec<String>,
+    /// A user's own program (`--workload-cmd`, a shell command) to measure as the workload.
+    pub workload_cmd: Option<String>,
 }
 
 impl Programs {
     /// The `partita` binary running this code.
     pub fn this_binary() -> Result<Programs, String> {
         let exe = std::env::current_exe().map_err(|e| format!("cannot find the running binary: {e}"))?;
-        Ok(Programs { exe, prefix: vec!["bench-partition".into()] })
+        Ok(Programs { exe, prefix: vec!["bench-partition".into()], workload_cmd: None })
     }
 
     pub fn with_exe(exe: &Path) -> Programs {
-        Programs { exe: exe.to_path_buf(), prefix: vec!["bench-partition".into()] }
+        Programs { exe: exe.to_path_buf(), prefix: vec!["bench-partition".into()], workload_cmd: None }
     }
 
     /// All arguments after the program for workload `name`.

@@ -14,6 +14,7 @@ pub struct BenchArgs {
     pub quick: bool,
     pub json: bool,
     pub db: PathBuf,
+    pub workload_cmd: Option<String>,
 }
 
 pub fn list() -> ExitCode {
@@ -61,7 +62,7 @@ pub fn bench(args: BenchArgs) -> ExitCode {
         }
     }
     let programs = match Programs::this_binary() {
-        Ok(p) => p,
+        Ok(p) => Programs { workload_cmd: args.workload_cmd.clone(), ..p },
         Err(e) => {
             eprintln!("partita: {e}");
             return exit::usage();

@@ -119,6 +119,10 @@ enum Command {
         /// The result store.
         #[arg(long, value_name = "FILE", default_value = "partita-results.db")]
         db: PathBuf,
+        /// A program of your own (a shell command) that native-vs-partition also measures,
+        /// natively and as a partition: its wall time from start to exit.
+        #[arg(long, value_name = "CMD")]
+        workload_cmd: Option<String>,
     },
     /// One self-contained HTML page from the bench's result store: a section per experiment,
     /// Partita's figures beside the published ones, SVG charts.
@@ -150,8 +154,8 @@ fn main() -> ExitCode {
         }
         Command::Demo { build_only } => demo::run(build_only),
         Command::Trace { trace, perfetto, summary, json } => trace::run(&trace, perfetto.as_deref(), summary, json),
-        Command::Bench { experiments, backend, quick, json, db } => {
-            bench::bench(bench::BenchArgs { experiments, backend, quick, json, db })
+        Command::Bench { experiments, backend, quick, json, db, workload_cmd } => {
+            bench::bench(bench::BenchArgs { experiments, backend, quick, json, db, workload_cmd })
         }
         Command::Report { db, output } => report::run(&db, &output),
         Command::BenchPartition { workload, args } => bench::partition(&workload, &args),

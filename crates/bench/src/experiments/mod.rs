@@ -2,19 +2,40 @@
 //! experiment or workload is added by adding it to `all()` or `workloads()`.
 
 pub mod api;
+pub mod c_workloads;
+pub mod coloring;
 pub mod footprint;
 pub mod latency;
+pub mod memlat;
+pub mod native_vs_partition;
+pub mod overlap;
 pub mod pcs;
 pub mod programs;
+pub mod release;
 pub mod sections;
 pub mod slot_loss;
+pub mod spinlock;
 pub mod startup;
+pub mod workload_sections;
 
 use crate::experiment::Experiment;
 use crate::workload::Workload;
 
 pub fn all() -> Vec<&'static dyn Experiment> {
-    vec![&pcs::Pcs, &latency::Latency, &slot_loss::SlotLoss, &api::Api, &startup::Startup, &footprint::Footprint]
+    vec![
+        &pcs::Pcs,
+        &latency::Latency,
+        &slot_loss::SlotLoss,
+        &api::Api,
+        &startup::Startup,
+        &footprint::Footprint,
+        &native_vs_partition::NativeVsPartition,
+        &overlap::Overlap,
+        &spinlock::Spinlock,
+        &release::Release,
+        &memlat::Memlat,
+        &coloring::Coloring,
+    ]
 }
 
 pub fn workloads() -> Vec<&'static Workload> {

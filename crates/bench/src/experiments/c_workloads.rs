@@ -1,0 +1,291 @@
+//! The C workloads of `crates/bench/workloads` (one program, `wl KERNEL ...`): built at run time
+//! with `cc` at the optimization level an experiment asks for, run natively (pinned with
+//! `taskset`) or as partitions of a generated module under `partita run`, and their
+//! `wl KERNEL key=value ...` result lines parsed back.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const KERNELS_H: &str = include_str!("../../workloads/kernels.h");
+const KERNELS_C: &str = include_str!("../../workloads/kernels.c");
+const WL_C: &str = include_str!("../../workloads/wl.c");
+const COLORING_C: &str = include_str!("../../workloads/coloring.c");
+const ARINC653_H: &str = include_str!("../../../../include/ARINC653.h");
+
+/// The directory holding `libpartita_apex.a`: next to the `partita` binary (cargo build), or
+/// the newest `deps/libpartita_apex-HASH.a` under it (cargo test).
+fn apex_library(partita: &Path, scratch: &Path) -> Result<PathBuf, String> {
+    let dir = partita.parent().ok_or("partita binary has no directory")?;
+    if dir.join("libpartita_apex.a").is_file() {
+        return Ok(dir.to_path_buf());
+    }
+    let deps = if dir.ends_with("deps") { dir.to_path_buf() } else { dir.join("deps") };
+    let newest = std::fs::read_dir(&deps)
+        .map_err(|e| format!("no libpartita_apex.a next to {} ({e}); run `cargo build --release`", partita.display()))?
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            let n = e.file_name().to_string_lossy().to_string();
+            n.starts_with("libpartita_apex-") && n.ends_with(".a")
+        })
+        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
+        .ok_or_else(|| format!("no libpartita_apex.a next to {}; run `cargo build --release`", partita.display()))?;
+    let lib = scratch.join("lib");
+    std::fs::create_dir_all(&lib).map_err(|e| e.to_string())?;
+    std::fs::copy(newest.path(), lib.join("libpartita_apex.a")).map_err(|e| e.to_string())?;
+    Ok(lib)
+}
+
+/// Builds `wl` at `-O{level}` (0..=3) into `scratch`; the APEX library is linked so the same
+/// binary runs natively and, with `--apex`, as a partition.
+pub fn build_wl(partita: &Path, scratch: &Path, level: u8) -> Result<PathBuf, String> {
+    let src = scratch.join("wl-src");
+    std::fs::create_dir_all(&src).map_err(|e| e.to_string())?;
+    for (name, text) in [("kernels.h", KERNELS_H), ("kernels.c", KERNELS_C), ("wl.c", WL_C), ("ARINC653.h", ARINC653_H)] {
+        std::fs::write(src.join(name), text).map_err(|e| e.to_string())?;
+    }
+    let lib = apex_library(partita, scratch)?;
+    let out = scratch.join(format!("wl-O{level}"));
+    let status = Command::new("cc")
+        .arg(format!("-O{level}"))
+        .arg("-I")
+        .arg(&src)
+        .args([src.join("wl.c"), src.join("kernels.c")])
+        .arg("-L")
+        .arg(&lib)
+        .args(["-lpartita_apex", "-lpthread", "-o"])
+        .arg(&out)
+        .status()
+        .map_err(|e| format!("cannot run cc: {e} (apt-get install gcc)"))?;
+    if !status.success() {
+        return Err(format!("cc failed building the workloads at -O{level}"));
+    }
+    Ok(out)
+}
+
+/// Builds the coloring Test program (native, no APEX).
+pub fn build_coloring(scratch: &Path) -> Result<PathBuf, String> {
+    let src = scratch.join("coloring.c");
+    std::fs::write(&src, COLORING_C).map_err(|e| e.to_string())?;
+    let out = scratch.join("coloring");
+    let status = Command::new("cc")
+        .args(["-O2", "-pthread"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .map_err(|e| format!("cannot run cc: {e} (apt-get install gcc)"))?;
+    if !status.success() {
+        return Err("cc failed building coloring.c".into());
+    }
+    Ok(out)
+}
+
+/// One `wl KERNEL key=value ...` line; `partition` is the `[NAME]` prefix of module output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WlLine {
+    pub partition: String,
+    pub kernel: String,
+    pub fields: BTreeMap<String, String>,
+}
+
+impl WlLine {
+    pub fn num(&self, key: &str) -> Option<f64> {
+        self.fields.get(key)?.parse().ok()
+    }
+}
+
+/// The result lines of a workload's output (native or `partita run` with `[NAME] ` prefixes).
+pub fn parse_lines(output: &str) -> Vec<WlLine> {
+    output
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let (partition, rest) = match l.strip_prefix('[') {
+                Some(r) => {
+                    let (p, rest) = r.split_once("] ")?;
+                    (p.to_string(), rest)
+                }
+                None => (String::new(), l),
+            };
+            let mut words = rest.strip_prefix("wl ")?.split_whitespace();
+            let kernel = words.next()?.to_string();
+            let fields = words.filter_map(|w| w.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect();
+            Some(WlLine { partition, kernel, fields })
+        })
+        .collect()
+}
+
+/// Runs a program natively, pinned to `cpu` when given; returns its stdout.
+pub fn run_native(exe: &Path, args: &[String], cpu: Option<usize>) -> Result<String, String> {
+    let mut c = match cpu {
+        Some(cpu) => {
+            let mut c = Command::new("taskset");
+            c.args(["-c", &cpu.to_string()]).arg(exe);
+            c
+        }
+        None => Command::new(exe),
+    };
+    let out = c.args(args).stderr(Stdio::inherit()).output().map_err(|e| format!("{}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} {} failed: {}", exe.display(), args.join(" "), out.status));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A program started in the background (an aggressor), ended when dropped.
+pub struct Background(std::process::Child);
+
+impl Background {
+    pub fn start(exe: &Path, args: &[String], cpu: usize) -> Result<Background, String> {
+        Command::new("taskset")
+            .args(["-c", &cpu.to_string()])
+            .arg(exe)
+            .args(args)
+            .stdout(Stdio::null())
+            .spawn()
+            .map(Background)
+            .map_err(|e| format!("taskset {}: {e}", exe.display()))
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A partition of a generated module: its program and its windows (start, duration) in seconds.
+#[derive(Clone)]
+pub struct Part {
+    pub name: String,
+    pub core: u32,
+    pub windows: Vec<(f64, f64)>,
+    pub exe: PathBuf,
+    pub args: Vec<String>,
+    /// The partition's period (None: the major frame).
+    pub period_s: Option<f64>,
+}
+
+/// A one-schedule module in which every partition's period is the major frame.
+pub fn module_xml(name: &str, frame_s: f64, cores: usize, parts: &[Part]) -> String {
+    let esc = |s: &str| s.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;");
+    let mut x = format!("<ARINC_653_Module ModuleName=\"{name}\" xmlns:pt=\"urn:partita:1\">\n  <pt:Cores Cpus=\"0-{}\"/>\n", cores - 1);
+    for (i, p) in parts.iter().enumerate() {
+        x += &format!(
+            "  <Partition PartitionIdentifier=\"{}\" PartitionName=\"{}\" pt:Executable=\"{}\" pt:Arguments=\"{}\"/>\n",
+            i + 1,
+            p.name,
+            esc(&p.exe.display().to_string()),
+            esc(&p.args.join(" "))
+        );
+    }
+    x += &format!("  <Module_Schedule ScheduleIdentifier=\"1\" ScheduleName=\"bench\" MajorFrameSeconds=\"{frame_s:.6}\">\n");
+    for (i, p) in parts.iter().enumerate() {
+        let period = p.period_s.unwrap_or(frame_s);
+        let total: f64 = p.windows.iter().map(|w| w.1).sum::<f64>() * period / frame_s;
+        x += &format!(
+            "    <Partition_Schedule PartitionIdentifier=\"{}\" PartitionName=\"{}\" PeriodSeconds=\"{period:.6}\" PeriodDurationSeconds=\"{total:.6}\">\n",
+            i + 1,
+            p.name
+        );
+        for (w, (start, dur)) in p.windows.iter().enumerate() {
+            x += &format!(
+                "      <Window_Schedule WindowIdentifier=\"{}\" WindowStartSeconds=\"{start:.6}\" WindowDurationSeconds=\"{dur:.6}\" PartitionPeriodStart=\"{}\" pt:Core=\"{}\"/>\n",
+                (i + 1) * 100 + w,
+                // The first window of each partition period.
+                ((start / period) - (start / period).round()).abs() < 1e-9 || w == 0,
+                p.core
+            );
+        }
+        x += "    </Partition_Schedule>\n";
+    }
+    x + "  </Module_Schedule>\n</ARINC_653_Module>\n"
+}
+
+/// Runs a module under `partita run` until `done` lines saying `wl done` arrived (then Ctrl-C,
+/// a clean stop) or `limit` passed; returns the module's stdout (partition lines `[NAME] ...`).
+/// The caller holds the machine lock.
+pub fn run_module(partita: &Path, scratch: &Path, xml: &str, done: usize, limit: Duration) -> Result<String, String> {
+    if !crate::machine::privileged() {
+        return Err("running a module needs root (cgroups, real-time priorities)".into());
+    }
+    let config = scratch.join("module.xml");
+    std::fs::write(&config, xml).map_err(|e| e.to_string())?;
+    let mut child = Command::new(partita)
+        .arg("run")
+        .arg(&config)
+        .args(["--duration", &format!("{}s", limit.as_secs().max(1))])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{}: {e}", partita.display()))?;
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let stderr = child.stderr.take().ok_or("no stderr")?;
+    let err_reader = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let started = Instant::now();
+    let mut text = String::new();
+    let mut seen = 0;
+    let mut interrupted = false;
+    for line in BufReader::new(stdout).lines() {
+        let Ok(line) = line else { break };
+        if line.contains("] wl done") {
+            seen += 1;
+        }
+        let failed = line.contains("] wl error");
+        text += &line;
+        text.push('\n');
+        // Stop, and keep reading: partita's output must not meet a closed pipe.
+        if (seen >= done || failed) && !interrupted {
+            // SAFETY: kill() with the pid of a child this function started and has not reaped.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+            interrupted = true;
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    let err = err_reader.join().unwrap_or_default();
+    if seen < done {
+        return Err(format!(
+            "module stopped after {:.1} s with {seen} of {done} workloads done ({status}): {}{}",
+            started.elapsed().as_secs_f64(),
+            text.lines().rev().take(5).collect::<Vec<_>>().join(" | "),
+            err.lines().rev().take(5).collect::<Vec<_>>().join(" | ")
+        ));
+    }
+    Ok(text)
+}
+
+/// Online CPUs.
+pub fn cpus() -> usize {
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn result_lines_are_parsed_with_and_without_a_partition_prefix() {
+        let got = parse_lines("hello\nwl intmix rep=0 ns=12\n[P1] wl spin who=3 ns=5\n[P1] other\n");
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].partition, "");
+        assert_eq!(got[0].num("ns"), Some(12.0));
+        assert_eq!(got[1].partition, "P1");
+        assert_eq!(got[1].kernel, "spin");
+        assert_eq!(got[1].num("who"), Some(3.0));
+    }
+
+    #[test]
+    fn generated_modules_pass_the_configuration_check() {
+        let parts = [
+            Part { name: "A".into(), core: 0, windows: vec![(0.0, 0.02)], exe: "/bin/true".into(), args: vec!["x".into()], period_s: None },
+            Part { name: "B".into(), core: 1, windows: vec![(0.0006, 0.02)], exe: "/bin/true".into(), args: vec![], period_s: None },
+        ];
+        let xml = module_xml("T", 0.05, 2, &parts);
+        let checked = partita_config::check_text(&xml, Path::new("/"));
+        assert!(checked.is_valid(), "{xml}\n{:?}", checked.diagnostics);
+    }
+}

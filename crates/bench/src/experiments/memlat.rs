@@ -1,0 +1,62 @@
+//! `memlat`: dependent-load latency against working-set size, with 0..N-1 cores copying memory.
+
+use super::c_workloads::{Background, build_wl, cpus, parse_lines, run_native};
+use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+
+pub struct Memlat;
+
+impl Experiment for Memlat {
+    fn name(&self) -> &'static str {
+        "memlat"
+    }
+    fn reproduces(&self) -> &'static str {
+        "seed 003 Fig. 2"
+    }
+    fn description(&self) -> &'static str {
+        "Pointer chasing (one pointer per 64-byte line, one random cycle: random-stride reads as LMBench's) on CPU 0 \
+         over working sets of 16 KiB..64 MiB, with 0..N-1 other CPUs each copying 32 MiB buffers without end (the \
+         project's memory-copy workload). Natively, as the paper's bare-metal LMBench. The paper's A53 has 32 KiB \
+         L1 and 1 MiB shared L2; this VM reports 48 KiB L1d, 4 MiB L2 per vCPU and the host's L3, shared with other \
+         guests, so the plateaus differ and the tail is noisy."
+    }
+    fn backends(&self) -> &'static [Backend] {
+        &[Backend::Native]
+    }
+    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
+        super::workload_sections::memlat(self, data, published)
+    }
+    fn points(&self, quick: bool) -> Vec<Params> {
+        let sizes: &[u64] = if quick {
+            &[16 << 10, 256 << 10, 4 << 20, 64 << 20]
+        } else {
+            &[16 << 10, 32 << 10, 64 << 10, 256 << 10, 1 << 20, 2 << 20, 4 << 20, 8 << 20, 16 << 20, 64 << 20]
+        };
+        let mut v = Vec::new();
+        for k in 0..cpus() as u64 {
+            for s in sizes {
+                v.push(params([("interfering_cores", k.into()), ("wss_bytes", (*s).into())]));
+            }
+        }
+        v
+    }
+    fn run_point(&self, ctx: &mut RunContext, p: &Params) -> Result<(), String> {
+        // Measurements take turns with modules and tests (the machine lock).
+        let _machine = crate::module_run::machine_lock()?;
+        let k = p["interfering_cores"].as_u64().unwrap_or(0) as usize;
+        let size = p["wss_bytes"].as_u64().unwrap_or(1 << 20);
+        let exe = build_wl(&ctx.programs.exe, &ctx.scratch, 2)?;
+        let hammer: Vec<String> = ["memcopy", "--size", "33554432", "--n", "0"].iter().map(|s| s.to_string()).collect();
+        let _aggressors = (1..=k).map(|cpu| Background::start(&exe, &hammer, cpu)).collect::<Result<Vec<_>, _>>()?;
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        ctx.progress(&format!("{} KiB, {k} interfering core(s)", size >> 10));
+        let reps = if ctx.quick { 3 } else { 7 };
+        let loads = if ctx.quick { 1_000_000 } else { 4_000_000 };
+        let args: Vec<String> = ["chase", "--size", &size.to_string(), "--n", &loads.to_string(), "--reps", &reps.to_string()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let out = run_native(&exe, &args, Some(0))?;
+        ctx.samples("load_ns", Unit::Ns, parse_lines(&out).iter().filter_map(|l| l.num("ns_per_load")));
+        Ok(())
+    }
+}

@@ -1,0 +1,176 @@
+//! `native-vs-partition`: workload score natively and as partitions, 1 and 2 cores, -O0..-O3.
+
+use super::c_workloads::{Part, build_wl, cpus, module_xml, parse_lines, run_module, run_native};
+use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+use std::time::Duration;
+
+pub struct NativeVsPartition;
+
+/// Iterations per repetition, so that one repetition takes about 0.1-0.3 s at -O0.
+fn iterations(kernel: &str) -> u64 {
+    if kernel == "intmix" { 2_000_000 } else { 60_000 }
+}
+
+impl Experiment for NativeVsPartition {
+    fn name(&self) -> &'static str {
+        "native-vs-partition"
+    }
+    fn reproduces(&self) -> &'static str {
+        "seed 001 Table 2; seed 000 Figs. 6-10"
+    }
+    fn description(&self) -> &'static str {
+        "The data-structure kernel (CoreMark-class: list, matrix, state machine, CRC) and the integer mix \
+         (Dhrystone-class), built with cc at -O0..-O3, run natively pinned to CPU 0 (and a second copy on CPU 1 \
+         for 2 cores), then as one partition per core with a window covering the whole 1 s major frame (the paper \
+         used slots over 30 s to keep partition switches out; here one switch per second remains). Score = \
+         iterations per second; loss_pct compares the partitioned median with the native median of the same point \
+         and run. The papers measured CoreMark/MHz on an Atom (seed 001) and Dhrystone on LEON3/LEON4 (seed 000); \
+         this is a 2-vCPU VM sharing its host. With --workload-cmd CMD (for example a licensed CoreMark build) the -O0 data-structure points also time CMD natively and as partitions (cmd_native_ns, cmd_partition_ns, cmd_loss_pct); the partition program is /bin/sh running CMD, which makes no APEX call and so stays in COLD_START, scheduled in its windows all the same."
+    }
+    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
+        super::workload_sections::native_vs_partition(self, data, published)
+    }
+    fn points(&self, quick: bool) -> Vec<Params> {
+        let kernels: &[&str] = if quick { &["dskernel"] } else { &["dskernel", "intmix"] };
+        let flags: &[&str] = if quick { &["O0", "O2"] } else { &["O0", "O1", "O2", "O3"] };
+        let mut v = Vec::new();
+        for k in kernels {
+            for f in flags {
+                for cores in 1..=cpus().min(2) {
+                    v.push(params([("kernel", (*k).into()), ("flags", (*f).into()), ("cores", cores.into())]));
+                }
+            }
+        }
+        v
+    }
+    fn run_point(&self, ctx: &mut RunContext, p: &Params) -> Result<(), String> {
+        // Measurements take turns with modules and tests (the machine lock).
+        let _machine = crate::module_run::machine_lock()?;
+        let kernel = p["kernel"].as_str().unwrap_or("dskernel").to_string();
+        let level: u8 = p["flags"].as_str().unwrap_or("O2")[1..].parse().map_err(|_| "bad flags")?;
+        let cores = p["cores"].as_u64().unwrap_or(1) as usize;
+        let reps = if ctx.quick { 3 } else { 10 };
+        let n = iterations(&kernel);
+        let exe = build_wl(&ctx.programs.exe, &ctx.scratch, level)?;
+        let args = |apex: bool| {
+            let mut a: Vec<String> = vec![kernel.clone(), "--n".into(), n.to_string(), "--reps".into(), reps.to_string()];
+            if apex {
+                a.push("--apex".into());
+            }
+            a
+        };
+        let score = |ns: f64| n as f64 / (ns / 1e9);
+        // Native: one copy per core, at the same time.
+        ctx.progress(&format!("{kernel} -O{level} native, {cores} core(s)"));
+        let outs: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..cores)
+                .map(|c| {
+                    let (exe, a) = (&exe, args(false));
+                    s.spawn(move || run_native(exe, &a, Some(c)))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("panicked".into()))).collect()
+        });
+        let mut native = Vec::new();
+        for o in outs {
+            native.extend(parse_lines(&o?).iter().filter_map(|l| l.num("ns")).map(score));
+        }
+        ctx.samples("native_score", Unit::Count, native.clone());
+        if let Some(cmd) = ctx.programs.workload_cmd.clone().filter(|_| kernel == "dskernel" && level == 0) {
+            user_command(ctx, &cmd, cores, reps)?;
+        }
+        if ctx.backend == Backend::Native {
+            return Ok(());
+        }
+        ctx.progress(&format!("{kernel} -O{level} partitioned, {cores} core(s)"));
+        let parts: Vec<Part> = (0..cores)
+            .map(|c| Part {
+                name: format!("W{c}"),
+                core: c as u32,
+                windows: vec![(0.0, 1.0)],
+                exe: exe.clone(),
+                args: args(true),
+                period_s: None,
+            })
+            .collect();
+        let out = run_module(
+            &ctx.programs.exe,
+            &ctx.scratch,
+            &module_xml("NativeVsPartition", 1.0, cpus(), &parts),
+            cores,
+            Duration::from_secs(120),
+        )?;
+        let lines: Vec<_> = parse_lines(&out).into_iter().filter(|l| l.kernel == kernel).collect();
+        let part: Vec<f64> = lines.iter().filter_map(|l| l.num("ns")).map(score).collect();
+        if cores > 1 {
+            // seed 001 Table 2 tells the cores apart when both are busy.
+            for c in 0..cores {
+                let on_core = lines.iter().filter(|l| l.partition == format!("W{c}")).filter_map(|l| l.num("ns")).map(score);
+                ctx.samples(&format!("partition_score.core{c}"), Unit::Count, on_core);
+            }
+        }
+        if part.is_empty() {
+            return Err("the partitions reported no score".into());
+        }
+        ctx.samples("partition_score", Unit::Count, part.clone());
+        let (mn, mp) = (median(&native), median(&part));
+        ctx.sample("loss_pct", Unit::Percent, (mn - mp) / mn * 100.0);
+        Ok(())
+    }
+}
+
+/// `--workload-cmd`: the user's command run `reps` times one after the other by a shell script,
+/// natively (one copy per core) and as one partition per core; `cmd_native_ns` and
+/// `cmd_partition_ns` are the wall times of each run (from `date +%s%N` around it).
+fn user_command(ctx: &mut RunContext, cmd: &str, cores: usize, reps: u32) -> Result<(), String> {
+    let script = ctx.scratch.join("workload-cmd.sh");
+    let body = format!(
+        "for i in $(seq {reps}); do s=$(date +%s%N); {{ {cmd}\n}} >/dev/null </dev/null; e=$(date +%s%N); echo \"wl cmd ns=$((e - s))\"; done\n\
+         echo \"wl done\"\n[ \"$1\" = partition ] && exec sleep 3600\nexit 0\n"
+    );
+    std::fs::write(&script, body).map_err(|e| e.to_string())?;
+    let sh = std::path::PathBuf::from("/bin/sh");
+    ctx.progress(&format!("--workload-cmd natively, {cores} core(s)"));
+    let outs: Vec<Result<String, String>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..cores)
+            .map(|c| {
+                let (sh, a) = (&sh, vec![script.display().to_string(), "native".to_string()]);
+                s.spawn(move || run_native(sh, &a, Some(c)))
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("panicked".into()))).collect()
+    });
+    let mut native = Vec::new();
+    for o in outs {
+        native.extend(parse_lines(&o?).iter().filter(|l| l.kernel == "cmd").filter_map(|l| l.num("ns")));
+    }
+    ctx.samples("cmd_native_ns", Unit::Ns, native.clone());
+    if ctx.backend == Backend::Native {
+        return Ok(());
+    }
+    ctx.progress(&format!("--workload-cmd as partitions, {cores} core(s)"));
+    let parts: Vec<Part> = (0..cores)
+        .map(|c| Part {
+            name: format!("C{c}"),
+            core: c as u32,
+            windows: vec![(0.0, 1.0)],
+            exe: sh.clone(),
+            args: vec![script.display().to_string(), "partition".into()],
+            period_s: None,
+        })
+        .collect();
+    let out =
+        run_module(&ctx.programs.exe, &ctx.scratch, &module_xml("WorkloadCmd", 1.0, cpus(), &parts), cores, Duration::from_secs(600))?;
+    let part: Vec<f64> = parse_lines(&out).iter().filter(|l| l.kernel == "cmd").filter_map(|l| l.num("ns")).collect();
+    ctx.samples("cmd_partition_ns", Unit::Ns, part.clone());
+    if !native.is_empty() && !part.is_empty() {
+        ctx.sample("cmd_loss_pct", Unit::Percent, (median(&part) / median(&native) - 1.0) * 100.0);
+    }
+    Ok(())
+}
+
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    if s.is_empty() { f64::NAN } else { s[s.len() / 2] }
+}
