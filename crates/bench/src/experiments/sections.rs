@@ -95,6 +95,7 @@ pub fn pcs(e: &dyn Experiment, data: &ExperimentData, published: &Published) -> 
         ];
         let mut axes = Axes::new(format!("Jitter vs processes (Figs. 7, 12; {b})"), "processes per partition", "max - min, us");
         axes.x_log = true;
+        axes.y_log = true;
         h += &chart(&svg::line_chart(&axes, &series));
     }
     h += &stats_table(data, &|_| true);

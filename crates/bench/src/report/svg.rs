@@ -213,16 +213,18 @@ pub fn line_chart(axes: &Axes, series: &[Series]) -> String {
 }
 
 /// Empirical CDFs of several sample sets (seed 002 Fig. 15 style); `scale` divides the values
-/// (1000 to show ns samples in us).
+/// (1000 to show ns samples in us). The x axis ends at the largest 99th percentile of the sets
+/// (x 1.2), so a few long stalls do not squeeze the body of the distributions; the title says so.
 pub fn cdf_chart(title: &str, x_label: &str, sets: &[(String, Vec<f64>)], scale: f64) -> String {
+    let cap = sets.iter().filter_map(|(_, s)| crate::stats::Summary::of(s).map(|m| m.p99)).fold(f64::NEG_INFINITY, f64::max) * 1.2;
     let series: Vec<Series> = sets
         .iter()
         .map(|(label, samples)| {
-            let pts = crate::stats::cdf(samples, 200).into_iter().map(|(v, f)| (v / scale, f)).collect();
+            let pts = crate::stats::cdf(samples, 200).into_iter().filter(|(v, _)| *v <= cap).map(|(v, f)| (v / scale, f)).collect();
             Series::new(label.clone(), pts)
         })
         .collect();
-    line_chart(&Axes::new(title, x_label, "fraction of samples <= x"), &series)
+    line_chart(&Axes::new(format!("{title} (to 1.2 x p99)"), x_label, "fraction of samples <= x"), &series)
 }
 
 /// A histogram of samples (`scale` as in [`cdf_chart`]), bars of equal width.
