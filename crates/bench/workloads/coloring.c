@@ -61,7 +61,9 @@ static uint64_t pfn(void *page) {
 /* `n` pages whose colors lie in [lo, hi) (any page when not colored), from a large pool. */
 static char **pages(size_t n, int colored, long lo, long hi) {
     char **out = calloc(n, sizeof *out);
-    size_t got = 0, pool_pages = colored ? n * (size_t)(ncolors / (hi - lo) + 1) * 2 : n;
+    /* Frames often come in long runs of consecutive numbers, that is of consecutive colors: the
+     * pool spans two full color cycles beyond what an even spread would need. */
+    size_t got = 0, pool_pages = colored ? n * (size_t)(ncolors / (hi - lo) + 1) * 2 + (size_t)ncolors * 2 : n;
     char *pool = mmap(NULL, pool_pages * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     if (!out || pool == MAP_FAILED) { perror("pages"); exit(1); }
     for (size_t i = 0; i < pool_pages && got < n; i++) {

@@ -120,10 +120,28 @@ pub fn parse_lines(output: &str) -> Vec<WlLine> {
 
 /// Runs a program natively, pinned to `cpu` when given; returns its stdout.
 pub fn run_native(exe: &Path, args: &[String], cpu: Option<usize>) -> Result<String, String> {
-    let mut c = match cpu {
-        Some(cpu) => {
-            let mut c = Command::new("taskset");
-            c.args(["-c", &cpu.to_string()]).arg(exe);
+    native(exe, args, cpu, false)
+}
+
+/// [`run_native`] at real-time priority (SCHED_FIFO 50, as root), as partitions' processes run:
+/// a baseline that ordinary load on the machine does not preempt either. Not for programs that
+/// spin on each other on one CPU (FIFO spinners never yield).
+pub fn run_native_rt(exe: &Path, args: &[String], cpu: Option<usize>) -> Result<String, String> {
+    native(exe, args, cpu, crate::machine::privileged())
+}
+
+fn native(exe: &Path, args: &[String], cpu: Option<usize>, realtime: bool) -> Result<String, String> {
+    let mut prefix: Vec<String> = Vec::new();
+    if realtime {
+        prefix.extend(["chrt", "-f", "50"].map(String::from));
+    }
+    if let Some(cpu) = cpu {
+        prefix.extend(["taskset".to_string(), "-c".to_string(), cpu.to_string()]);
+    }
+    let mut c = match prefix.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(exe);
             c
         }
         None => Command::new(exe),

@@ -1,6 +1,6 @@
 //! `memlat`: dependent-load latency against working-set size, with 0..N-1 cores copying memory.
 
-use super::c_workloads::{Background, build_wl, cpus, parse_lines, run_native};
+use super::c_workloads::{Background, build_wl, cpus, parse_lines, run_native_rt};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 
 pub struct Memlat;
@@ -13,7 +13,7 @@ impl Experiment for Memlat {
         "seed 003 Fig. 2"
     }
     fn description(&self) -> &'static str {
-        "Pointer chasing (one pointer per 64-byte line, one random cycle: random-stride reads as LMBench's) on CPU 0 \
+        "Pointer chasing (one pointer per 64-byte line, one random cycle: random-stride reads as LMBench's) on CPU 0 (SCHED_FIFO 50) \
          over working sets of 16 KiB..64 MiB, with 0..N-1 other CPUs each copying 32 MiB buffers without end (the \
          project's memory-copy workload). Natively, as the paper's bare-metal LMBench. The paper's A53 has 32 KiB \
          L1 and 1 MiB shared L2; this VM reports 48 KiB L1d, 4 MiB L2 per vCPU and the host's L3, shared with other \
@@ -55,7 +55,7 @@ impl Experiment for Memlat {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let out = run_native(&exe, &args, Some(0))?;
+        let out = run_native_rt(&exe, &args, Some(0))?;
         ctx.samples("load_ns", Unit::Ns, parse_lines(&out).iter().filter_map(|l| l.num("ns_per_load")));
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! `native-vs-partition`: workload score natively and as partitions, 1 and 2 cores, -O0..-O3.
 
-use super::c_workloads::{Part, build_wl, cpus, module_xml, parse_lines, run_module, run_native};
+use super::c_workloads::{Part, build_wl, cpus, module_xml, parse_lines, run_module, run_native_rt};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ impl Experiment for NativeVsPartition {
     fn description(&self) -> &'static str {
         "The data-structure kernel (CoreMark-class: list, matrix, state machine, CRC) and the integer mix \
          (Dhrystone-class), built with cc at -O0..-O3, run natively pinned to CPU 0 (and a second copy on CPU 1 \
-         for 2 cores), then as one partition per core with a window covering the whole 1 s major frame (the paper \
+         for 2 cores) at SCHED_FIFO 50 like a partition's processes, then as one partition per core with a window covering the whole 1 s major frame (the paper \
          used slots over 30 s to keep partition switches out; here one switch per second remains). Score = \
          iterations per second; loss_pct compares the partitioned median with the native median of the same point \
          and run. The papers measured CoreMark/MHz on an Atom (seed 001) and Dhrystone on LEON3/LEON4 (seed 000); \
@@ -66,7 +66,7 @@ impl Experiment for NativeVsPartition {
             let handles: Vec<_> = (0..cores)
                 .map(|c| {
                     let (exe, a) = (&exe, args(false));
-                    s.spawn(move || run_native(exe, &a, Some(c)))
+                    s.spawn(move || run_native_rt(exe, &a, Some(c)))
                 })
                 .collect();
             handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("panicked".into()))).collect()
@@ -135,7 +135,7 @@ fn user_command(ctx: &mut RunContext, cmd: &str, cores: usize, reps: u32) -> Res
         let hs: Vec<_> = (0..cores)
             .map(|c| {
                 let (sh, a) = (&sh, vec![script.display().to_string(), "native".to_string()]);
-                s.spawn(move || run_native(sh, &a, Some(c)))
+                s.spawn(move || run_native_rt(sh, &a, Some(c)))
             })
             .collect();
         hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("panicked".into()))).collect()
