@@ -143,6 +143,13 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Run { .. } | Command::Demo { .. } | Command::Bench { .. }) {
+        // A command that only prints ends quietly when its reader goes away (`partita check
+        // ... | head`), as Unix tools do, instead of panicking on the write. Commands that run
+        // modules keep going: they must clean up their partitions.
+        // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
     match cli.command {
         Command::Check { file, json } => check::run(&file, json),
         Command::Schedule { file, json, synthesize: true, output, .. } => {

@@ -114,22 +114,29 @@ fn live_status(state: &RunState) {
             format!("{} {}", p.name, partita_module::partition_events::mode_name(mode))
         })
         .collect();
-    println!("partita: frame {} | {}", state.frames.load(Ordering::Acquire), modes.join(", "));
+    say(format_args!("partita: frame {} | {}\n", state.frames.load(Ordering::Acquire), modes.join(", ")));
+}
+
+/// Writes to stdout, ignoring errors: a reader that went away (a closed pipe) must not stop or
+/// panic a running module, whose partitions and cgroups it has to clean up.
+fn say(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_fmt(args);
 }
 
 fn print_report(report: &RunReport, trace: Option<&Path>, logs: Option<&Path>) {
     let s = summarize(&report.events);
-    println!(
-        "--- partita run summary ({}; stop/release by {}) ---",
+    say(format_args!(
+        "--- partita run summary ({}; stop/release by {}) ---\n",
         if report.interrupted { "interrupted" } else { "completed" },
         report.mechanism
-    );
-    print!("{s}");
+    ));
+    say(format_args!("{s}"));
     if let Some(t) = trace {
-        println!("trace: {} (partita trace {} --summary | --perfetto OUT.json)", t.display(), t.display());
+        say(format_args!("trace: {} (partita trace {} --summary | --perfetto OUT.json)\n", t.display(), t.display()));
     }
     if let Some(l) = logs {
-        println!("partition logs: {}", l.display());
+        say(format_args!("partition logs: {}\n", l.display()));
     }
 }
 

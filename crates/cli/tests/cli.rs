@@ -203,3 +203,34 @@ fn unusable_synthesis_request_gives_a_json_document_with_diagnostics() {
     assert!(rules.contains(&"window-overlap") && rules.contains(&"hm-unknown-action"), "{rules:?}");
     assert!(!out.exists());
 }
+
+/// A reader that goes away (`partita ... | head -1`) ends a printing command quietly, as it
+/// does a Unix tool: killed by SIGPIPE, never a panic.
+#[test]
+fn a_closed_output_pipe_ends_a_printing_command_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    // A schedule of many windows prints far more than a pipe holds.
+    let config = workspace().join("target/closed-pipe-test.xml");
+    let mut xml = String::from(
+        "<ARINC_653_Module ModuleName=\"M\" xmlns:pt=\"urn:partita:1\">\n  <Partition PartitionIdentifier=\"1\" PartitionName=\"P\" pt:Executable=\"/bin/true\"/>\n  <Module_Schedule ScheduleIdentifier=\"1\" ScheduleName=\"s\" MajorFrameSeconds=\"10\">\n    <Partition_Schedule PartitionIdentifier=\"1\" PeriodSeconds=\"10\" PeriodDurationSeconds=\"1\">\n",
+    );
+    for w in 0..5000 {
+        xml.push_str(&format!(
+            "      <Window_Schedule WindowIdentifier=\"{w}\" WindowStartSeconds=\"{:.3}\" WindowDurationSeconds=\"0.001\"/>\n",
+            w as f64 * 0.002
+        ));
+    }
+    xml.push_str("    </Partition_Schedule>\n  </Module_Schedule>\n</ARINC_653_Module>\n");
+    std::fs::write(&config, xml).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("partita"))
+        .args(["schedule", config.to_str().unwrap(), "--json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}: {err}", out.status);
+}
