@@ -17,11 +17,22 @@ fn source_root() -> Option<PathBuf> {
     built.join("examples/flight-control.xml").is_file().then_some(built)
 }
 
-/// The static APEX library next to this executable (cargo builds it with the binary).
+/// The static APEX library cargo built with this executable: the newest of the one next to it
+/// and those in deps/ (cargo does not always copy a rebuilt library next to the binary, e.g.
+/// after a build of other targets with other features; an old copy lacks newer services).
 fn apex_library() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let lib = exe.parent()?.join("libpartita_apex.a");
-    lib.is_file().then_some(lib)
+    let dir = std::env::current_exe().ok()?.parent()?.to_path_buf();
+    let deps = std::fs::read_dir(dir.join("deps"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("libpartita_apex-") && n.ends_with(".a")));
+    std::iter::once(dir.join("libpartita_apex.a"))
+        .chain(deps)
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .max_by_key(|(t, _)| *t)
+        .map(|(_, p)| p)
 }
 
 pub fn run(build_only: bool) -> ExitCode {
