@@ -78,6 +78,17 @@ pub mod error_code {
     pub const HARDWARE_FAULT: u32 = 6;
     pub const POWER_FAILURE: u32 = 7;
     pub const COUNT: u32 = 8;
+    /// The standard's names, by value.
+    pub const NAMES: [&str; COUNT as usize] = [
+        "DEADLINE_MISSED",
+        "APPLICATION_ERROR",
+        "NUMERIC_ERROR",
+        "ILLEGAL_REQUEST",
+        "STACK_OVERFLOW",
+        "MEMORY_VIOLATION",
+        "HARDWARE_FAULT",
+        "POWER_FAILURE",
+    ];
 }
 
 /// Partita's system states, the `SystemState` values of the HM tables.

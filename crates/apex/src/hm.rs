@@ -27,18 +27,6 @@ unsafe extern "C" {
 const TO_HANDLER: u32 = 1;
 const INJECTED: u32 = 2;
 
-/// ERROR_CODE_TYPE names, by value.
-const CODE_NAMES: [&str; 8] = [
-    "DEADLINE_MISSED",
-    "APPLICATION_ERROR",
-    "NUMERIC_ERROR",
-    "ILLEGAL_REQUEST",
-    "STACK_OVERFLOW",
-    "MEMORY_VIOLATION",
-    "HARDWARE_FAULT",
-    "POWER_FAILURE",
-];
-
 /// Errors waiting for the error handler (GET_ERROR_STATUS takes the oldest).
 const PENDING: usize = 32;
 
@@ -151,7 +139,9 @@ pub fn error_detected(code: u32, failed: Option<usize>, message: &[u8], address:
     if rt.standalone {
         if routed == Routed::Module {
             let mut l = Line::new();
-            l.str("partita-apex: health monitor: ").str(CODE_NAMES.get(code as usize).copied().unwrap_or("UNKNOWN")).str(" by ");
+            l.str("partita-apex: health monitor: ")
+                .str(abi::error_code::NAMES.get(code as usize).copied().unwrap_or("UNKNOWN"))
+                .str(" by ");
             match failed {
                 Some(_) => l.str("process ").int(failed_id as i64),
                 None => l.str("the initialization process"),

@@ -184,16 +184,11 @@ pub struct ScheduleStatus {
     pub next_schedule: ScheduleId,
 }
 
-/// ERROR_CODE_TYPE values (only APPLICATION_ERROR may be raised by an application).
+/// ERROR_CODE_TYPE values (only APPLICATION_ERROR may be raised by an application); the ABI's,
+/// with the standard's name for the last one.
 pub mod error_code {
-    pub const DEADLINE_MISSED: u32 = 0;
-    pub const APPLICATION_ERROR: u32 = 1;
-    pub const NUMERIC_ERROR: u32 = 2;
-    pub const ILLEGAL_REQUEST: u32 = 3;
-    pub const STACK_OVERFLOW: u32 = 4;
-    pub const MEMORY_VIOLATION: u32 = 5;
-    pub const HARDWARE_FAULT: u32 = 6;
-    pub const POWER_FAIL: u32 = 7;
+    pub use partita_abi::error_code::*;
+    pub const POWER_FAIL: u32 = POWER_FAILURE;
 }
 
 /// BUFFER_STATUS_TYPE.

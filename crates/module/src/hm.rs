@@ -209,6 +209,14 @@ mod tests {
         HmTables::new(checked.module.as_ref().expect("module"))
     }
 
+    #[test]
+    fn configuration_codes_number_as_the_abi_does() {
+        for (value, name) in partita_abi::error_code::NAMES.iter().enumerate() {
+            assert_eq!(code_by_name(name), Some(value as u32), "{name}");
+            assert_eq!(code_name(value as u32), *name);
+        }
+    }
+
     const XML: &str = r#"<ARINC_653_Module ModuleName="M" xmlns:pt="urn:partita:1">
   <System_HM_Table>
     <System_State_Entry SystemState="2">
