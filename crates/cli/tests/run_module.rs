@@ -267,27 +267,18 @@ fn idle_poll_keeps_a_sched_idle_spinner_on_each_module_cpu() {
     let dir = tempfile::tempdir().unwrap();
     let config = module(dir.path(), &[("A", "while :; do :; done"), ("B", "sleep 60"), ("C", "sleep 60")]);
     let _machine = machine::machine_lock();
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("partita"))
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("partita"))
         .args(["run", config.to_str().unwrap(), "--duration", "3s", "--idle-poll"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // The spinners start with the schedulers: look until both are there or the run ends.
     let tasks = std::path::PathBuf::from(format!("/proc/{}/task", child.id()));
-    let mut spinners: Vec<(String, i32, String)> = Vec::new();
-    for t in std::fs::read_dir(&tasks).unwrap().filter_map(|e| e.ok()) {
-        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default().trim().to_string();
-        if !comm.starts_with("partita-idle") {
-            continue;
-        }
-        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap();
-        // Fields after the ")" of comm: state is field 3; policy is field 41.
-        let after: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
-        let policy: i32 = after[41 - 3].parse().unwrap();
-        let status = std::fs::read_to_string(t.path().join("status")).unwrap();
-        let cpus = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_string();
-        spinners.push((comm, policy, cpus));
+    let mut spinners = idle_spinners(&tasks);
+    while spinners.len() < 2 && child.try_wait().unwrap().is_none() {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        spinners = idle_spinners(&tasks);
     }
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -299,4 +290,25 @@ fn idle_poll_keeps_a_sched_idle_spinner_on_each_module_cpu() {
             ("partita-idle1".to_string(), libc::SCHED_IDLE, "1".to_string())
         ]
     );
+}
+
+/// The `partita-idle*` threads under /proc/PID/task: (name, policy, allowed CPUs).
+fn idle_spinners(tasks: &Path) -> Vec<(String, i32, String)> {
+    let mut spinners = Vec::new();
+    for t in std::fs::read_dir(tasks).into_iter().flatten().filter_map(|e| e.ok()) {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default().trim().to_string();
+        if !comm.starts_with("partita-idle") {
+            continue;
+        }
+        let (Ok(stat), Ok(status)) = (std::fs::read_to_string(t.path().join("stat")), std::fs::read_to_string(t.path().join("status")))
+        else {
+            continue;
+        };
+        // Fields after the ")" of comm: state is field 3; policy is field 41.
+        let after: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+        let policy: i32 = after[41 - 3].parse().unwrap();
+        let cpus = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_string();
+        spinners.push((comm, policy, cpus));
+    }
+    spinners
 }
