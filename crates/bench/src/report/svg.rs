@@ -154,11 +154,15 @@ fn frame(out: &mut String, axes: &Axes, xs: &Scale, ys: &Scale) {
             tick_label(t)
         );
     }
+    plot_box(out, axes, pw, ph, H - 12.0);
+}
+
+/// The plot area's border and the axis labels (the x label's baseline at `x_label_y`).
+fn plot_box(out: &mut String, axes: &Axes, pw: f64, ph: f64, x_label_y: f64) {
     let _ = write!(
         out,
-        r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#333"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">{}</text>"##,
+        r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#333"/><text x="{:.1}" y="{x_label_y:.1}" text-anchor="middle">{}</text><text transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">{}</text>"##,
         LEFT + pw / 2.0,
-        H - 12.0,
         escape(&axes.x_label),
         TOP + ph / 2.0,
         escape(&axes.y_label)
@@ -307,15 +311,7 @@ pub fn bar_chart(axes: &Axes, categories: &[String], series: &[Series]) -> Strin
             escape(cat)
         );
     }
-    let _ = write!(
-        out,
-        r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" fill="none" stroke="#333"/><text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text><text transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">{}</text>"##,
-        LEFT + pw / 2.0,
-        h - 8.0,
-        escape(&axes.x_label),
-        TOP + ph / 2.0,
-        escape(&axes.y_label)
-    );
+    plot_box(&mut out, axes, pw, ph, h - 8.0);
     legend(&mut out, &series.iter().map(|s| (s.label.clone(), false)).collect::<Vec<_>>());
     out.push_str("</svg>");
     out
