@@ -541,7 +541,7 @@ impl<'a> Lifecycle<'a> {
                         )
                     }
                     Some(index) => {
-                        self.state.request_schedule(index, crate::backend::rt::now_ns(), 1_000_000);
+                        self.state.request_schedule(index, crate::backend::rt::now_ns(), crate::scheduler::Margin::CEILING + 1_000_000);
                         for p in &self.state.partitions {
                             p.control.block().schedule.next_id.store(arg, Ordering::Release);
                         }

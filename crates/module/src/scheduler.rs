@@ -98,26 +98,43 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     }
     // Partition whose window is open on this core, with its planned start.
     let mut open: Option<(usize, i64)> = None;
+    // The schedule of the next frame, when its first window was already started with the last
+    // boundary of the previous frame (the same instant; see `merged_frame_start`).
+    let mut carried: Option<usize> = None;
     'frames: loop {
         if state.stop.load(Ordering::Acquire) || (state.frames_limit > 0 && frames >= state.frames_limit) || frame_start >= state.end_ns {
             break;
         }
         // A schedule change applies to every core at the same frame boundary.
-        let requested = state.pending_schedule.load(Ordering::Acquire);
-        if requested > 0 && state.pending_at_ns.load(Ordering::Acquire) == frame_start {
-            let to = requested - 1;
+        let first_started = carried.is_some();
+        let next = carried.take().unwrap_or_else(|| schedule_of_frame(state, sched, frame_start));
+        if next != sched {
             if core == 0 {
-                publish_schedule(state, sched, to, frame_start);
+                publish_schedule(state, sched, next, frame_start);
             }
-            sched = to;
+            sched = next;
         }
         let maf = plan.schedules[sched].major_frame_ns;
-        for b in &per_schedule[sched] {
+        let list = &per_schedule[sched];
+        for (i, b) in list.iter().enumerate().skip(usize::from(first_started)) {
             let planned = frame_start + b.offset_ns;
+            // The frame's last boundary also starts the next frame's first window when both
+            // fall at this instant: one preparation, one spin.
+            let merged =
+                if i + 1 == list.len() { merged_frame_start(state, &per_schedule, sched, b, frame_start + maf, frames + 1) } else { None };
+            let b = &match merged {
+                Some((_, first)) => Boundary { start: first.start, ..*b },
+                None => *b,
+            };
             let wake_at = planned - margin.get();
+            // Late already (the previous boundary took longer than the time up to this one's
+            // margin): the margin could not have helped, so only the work counts.
+            let from = wake_at.max(clock.now_ns());
             clock.sleep_until(wake_at);
             confirm_stops(state, core, &mut pending, open.map(|o| o.0));
             let acted = clock.now_ns();
+            // A window followed at once by another of the same partition: it keeps running.
+            let continuing = matches!((b.end, b.start), (Some((e, ..)), Some((s, _))) if e == s);
             if let Some((p, window, start_offset)) = b.end {
                 state.emit(
                     core,
@@ -129,7 +146,7 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
                         planned: state.rel(planned),
                     },
                 );
-                if let Some(requested_ns) = leave(state, core, p, clock) {
+                if !continuing && let Some(requested_ns) = leave(state, core, p, clock) {
                     pending.push(PendingStop { partition: p, requested_ns });
                 }
                 report_probe(state, core, p, frame_start + start_offset);
@@ -141,16 +158,25 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             let starting =
                 b.start.map(|(p, window)| (p, window, plan.partitions[p].cores.len() > 1 && state.partitions[p].gate.core(core).is_none()));
             let mut woken_late: Option<usize> = None;
-            if let Some((p, _, false)) = starting
-                && !enter(state, core, p, planned)
-            {
-                woken_late = Some(p);
+            match starting {
+                Some((p, ..)) if continuing => {
+                    arm_probe(state, core, p, planned);
+                    woken_late = Some(p);
+                }
+                Some((p, _, false)) if !enter(state, core, p, planned) => woken_late = Some(p),
+                _ => {}
             }
-            margin.record(clock.now_ns() - wake_at);
-            clock.arm(next_wake(&per_schedule[sched], b, frame_start, maf) - margin.get());
+            margin.record(clock.now_ns() - from);
+            let next_boundary = match merged {
+                Some((next_sched, _)) => {
+                    frame_start + maf + per_schedule[next_sched].get(1).map_or(plan.schedules[next_sched].major_frame_ns, |n| n.offset_ns)
+                }
+                None => next_wake(list, i, frame_start, maf),
+            };
+            clock.arm(next_boundary - margin.get());
             let at = if acted < planned { clock.spin_until(planned) } else { acted };
             if let Some((p, window, multi_core)) = starting {
-                if multi_core && !enter(state, core, p, planned) {
+                if multi_core && !continuing && !enter(state, core, p, planned) {
                     woken_late = Some(p);
                 }
                 state.emit(
@@ -173,6 +199,7 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             {
                 clock.wake(&state.partitions[p].control.block().probes[i].wake);
             }
+            carried = merged.map(|(next_sched, _)| next_sched);
             if state.stop.load(Ordering::Acquire) {
                 break 'frames;
             }
@@ -216,9 +243,36 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     frames
 }
 
-/// When the boundary after `b` is due (the first of the next frame after the last one).
-fn next_wake(list: &[Boundary], b: &Boundary, frame_start: i64, maf: i64) -> i64 {
-    let i = list.iter().position(|x| std::ptr::eq(x, b)).unwrap_or(0);
+/// The schedule of the frame starting at `frame_start`: a requested change applies there.
+/// Requests are made well before (see `RunState::request_schedule`), so every core decides
+/// the same, even the ones deciding at their last boundary of the previous frame.
+fn schedule_of_frame(state: &RunState, current: usize, frame_start: i64) -> usize {
+    let requested = state.pending_schedule.load(Ordering::Acquire);
+    if requested > 0 && state.pending_at_ns.load(Ordering::Acquire) == frame_start { requested - 1 } else { current }
+}
+
+/// When the last boundary `last` of a frame only ends a window at the frame's end and the next
+/// frame (which starts at `next_frame_start` and is the run's frame number `next_frame`, if it
+/// runs) begins with a window at its start: that frame's schedule and its first boundary.
+fn merged_frame_start(
+    state: &RunState,
+    per_schedule: &[Vec<Boundary>],
+    sched: usize,
+    last: &Boundary,
+    next_frame_start: i64,
+    next_frame: u64,
+) -> Option<(usize, Boundary)> {
+    let runs = !(state.frames_limit > 0 && next_frame >= state.frames_limit) && next_frame_start < state.end_ns;
+    if !runs || last.start.is_some() || last.offset_ns != state.plan.schedules[sched].major_frame_ns {
+        return None;
+    }
+    let next_sched = schedule_of_frame(state, sched, next_frame_start);
+    let first = *per_schedule[next_sched].first()?;
+    (first.offset_ns == 0 && first.end.is_none()).then_some((next_sched, first))
+}
+
+/// When the boundary after the `i`th of `list` is due (the first of the next frame after the last one).
+fn next_wake(list: &[Boundary], i: usize, frame_start: i64, maf: i64) -> i64 {
     match list.get(i + 1) {
         Some(n) => frame_start + n.offset_ns,
         None => frame_start + maf + list.first().map_or(0, |f| f.offset_ns),
@@ -277,15 +331,8 @@ fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, 
 /// has it open. Returns whether it was released here (false: it was already running).
 fn enter(state: &RunState, core: usize, p: usize, planned: i64) -> bool {
     let run = &state.partitions[p];
-    if run.state.load(Ordering::Acquire) != partition_state::ACTIVE {
+    if !arm_probe(state, core, p, planned) {
         return true;
-    }
-    if let Some(i) = probe_slot(state, p, core) {
-        let probe = &run.control.block().probes[i];
-        probe.planned_ns.store(planned, Ordering::Release);
-        // A frozen probe thread restarts its futex wait when thawed and sees the new value.
-        probe.wake.fetch_add(1, Ordering::Release);
-        run.pending_probe[core].store(planned, Ordering::Release);
     }
     let first = run.active_cores.fetch_add(1, Ordering::AcqRel) == 0;
     if let Some(gate) = run.gate.core(core) {
@@ -301,6 +348,23 @@ fn enter(state: &RunState, core: usize, p: usize, planned: i64) -> bool {
         return true;
     }
     false
+}
+
+/// Arms partition `p`'s window-start probe on `core` for the window planned at `planned`;
+/// false (nothing done) when the partition is not active.
+fn arm_probe(state: &RunState, core: usize, p: usize, planned: i64) -> bool {
+    let run = &state.partitions[p];
+    if run.state.load(Ordering::Acquire) != partition_state::ACTIVE {
+        return false;
+    }
+    if let Some(i) = probe_slot(state, p, core) {
+        let probe = &run.control.block().probes[i];
+        probe.planned_ns.store(planned, Ordering::Release);
+        // A frozen probe thread restarts its futex wait when thawed and sees the new value.
+        probe.wake.fetch_add(1, Ordering::Release);
+        run.pending_probe[core].store(planned, Ordering::Release);
+    }
+    true
 }
 
 /// Closes partition `p`'s window on `core` and requests its stop there (gated per core), or
@@ -356,7 +420,6 @@ fn publish_schedule(state: &RunState, from: usize, to: usize, at: i64) {
     let plan = &state.plan;
     state.schedule_started_ns.store(at, Ordering::Release);
     state.schedule.store(to, Ordering::Release);
-    state.pending_schedule.store(0, Ordering::Release);
     for (i, run) in state.partitions.iter().enumerate() {
         let (period_ns, duration_ns) = plan.schedules[to].periods[i];
         run.control.block().schedule.publish(&partita_abi::ScheduleSnapshot {

@@ -16,11 +16,13 @@ use std::sync::{Arc, Mutex};
 #[derive(Default)]
 struct VirtualClock {
     now: AtomicI64,
+    /// Time each reading of the clock moves it on (the work between readings), 0 for none.
+    tick: i64,
 }
 
 impl Clock for VirtualClock {
     fn now_ns(&self) -> i64 {
-        self.now.load(Ordering::SeqCst)
+        self.now.fetch_add(self.tick, Ordering::SeqCst) + self.tick
     }
     fn sleep_until(&self, t: i64) {
         self.now.fetch_max(t, Ordering::SeqCst);
@@ -80,10 +82,15 @@ const EPOCH: i64 = 1_000_000_000;
 const EARLY: i64 = 50_000;
 
 fn setup(frames: u64) -> (RunState, Arc<VirtualClock>, Log) {
-    let checked = check_text(MODULE, Path::new("/nonexistent"));
+    setup_with(MODULE, frames, 0)
+}
+
+/// `module` run for `frames` frames on a clock that moves `tick` ns per reading.
+fn setup_with(module: &str, frames: u64, tick: i64) -> (RunState, Arc<VirtualClock>, Log) {
+    let checked = check_text(module, Path::new("/nonexistent"));
     assert!(checked.is_valid(), "{:#?}", checked.diagnostics);
     let plan = Plan::new(checked.module.as_ref().unwrap());
-    let clock = Arc::new(VirtualClock::default());
+    let clock = Arc::new(VirtualClock { tick, ..VirtualClock::default() });
     clock.now.store(EPOCH - 1_000_000, Ordering::SeqCst);
     let log: Log = Arc::default();
     let partitions = (0..plan.partitions.len())
@@ -171,4 +178,61 @@ fn stop_request_ends_the_loop_and_stops_the_open_partition() {
     state.stop.store(true, Ordering::SeqCst);
     assert_eq!(run_core(&state, 0, clock.as_ref()), 0);
     assert!(log.lock().unwrap().is_empty());
+}
+
+/// Two partitions filling a 2 ms frame: the end of the frame's last window and the start of the
+/// next frame's first fall at the same instant.
+const FILLED: &str = r#"<ARINC_653_Module ModuleName="M" xmlns:pt="urn:partita:1">
+  <Partition PartitionIdentifier="1" PartitionName="A" pt:Executable="a"/>
+  <Partition PartitionIdentifier="2" PartitionName="B" pt:Executable="b"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="one" MajorFrameSeconds="0.002">
+    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.002" PeriodDurationSeconds="0.001">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.001"/>
+    </Partition_Schedule>
+    <Partition_Schedule PartitionIdentifier="2" PeriodSeconds="0.002" PeriodDurationSeconds="0.001">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0.001" WindowDurationSeconds="0.001"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+</ARINC_653_Module>"#;
+
+#[test]
+fn a_frame_boundary_is_prepared_once_and_the_margin_does_not_creep() {
+    // Every clock reading takes 1 us: a preparation costs a few us, far below the margin.
+    let frames = 500;
+    let (state, clock, log) = setup_with(FILLED, frames, 1_000);
+    assert_eq!(run_core(&state, 0, clock.as_ref()), frames);
+    let log = log.lock().unwrap().clone();
+    let ms = 1_000_000;
+    let mut expected = vec![(EPOCH, 1, "release")];
+    for f in 0..frames as i64 {
+        let base = EPOCH + f * 2 * ms;
+        expected.extend([(base + ms, 1, "stop"), (base + ms, 2, "release"), (base + 2 * ms, 2, "stop")]);
+        if f + 1 < frames as i64 {
+            expected.push((base + 2 * ms, 1, "release"));
+        }
+    }
+    // Within the initial margin of their boundary in the last frame as in the first.
+    assert_actions(&log, &expected);
+}
+
+const ALONE: &str = r#"<ARINC_653_Module ModuleName="M" xmlns:pt="urn:partita:1">
+  <Partition PartitionIdentifier="1" PartitionName="A" pt:Executable="a"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="one" MajorFrameSeconds="0.002">
+    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.002" PeriodDurationSeconds="0.002">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.001"/>
+      <Window_Schedule WindowIdentifier="2" WindowStartSeconds="0.001" WindowDurationSeconds="0.001"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+</ARINC_653_Module>"#;
+
+#[test]
+fn a_partition_whose_windows_follow_each_other_keeps_running_across_them() {
+    let (state, clock, log) = setup_with(ALONE, 3, 0);
+    assert_eq!(run_core(&state, 0, clock.as_ref()), 3);
+    // Released once, stopped once at the end of the run; every window still starts and ends.
+    assert_eq!(log.lock().unwrap().iter().map(|&(_, p, a)| (p, a)).collect::<Vec<_>>(), vec![(1, "release"), (1, "stop")]);
+    let ev = events(&state);
+    let starts = ev.iter().filter(|e| matches!(e, Event::WindowStart { .. })).count();
+    let ends = ev.iter().filter(|e| matches!(e, Event::WindowEnd { .. })).count();
+    assert_eq!((starts, ends), (6, 6), "{ev:?}");
 }
