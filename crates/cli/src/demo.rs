@@ -86,5 +86,6 @@ pub fn run(build_only: bool) -> ExitCode {
         inject: Vec::new(),
         live_status: true,
         idle_poll: false,
+        keep_rt_throttling: false,
     })
 }

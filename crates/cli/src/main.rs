@@ -72,11 +72,15 @@ enum Command {
         /// name) at TIME after the module start (2s, 500ms), as if detected. Repeatable.
         #[arg(long, value_name = "PARTITION:ERROR_CODE@TIME", value_parser = run::parse_inject)]
         inject: Vec<partita_module::run::InjectSpec>,
-        /// Keep the module's CPUs busy (a SCHED_IDLE spinner per core) while partitions are
-        /// idle, so that a virtual CPU never halts: lower wake-up latency on virtual machines,
-        /// at the price of CPUs that are always busy.
+        /// Keep the module's CPUs busy (a spinner per core below every partition thread) while
+        /// partitions are idle, so that a virtual CPU never halts: lower wake-up latency on
+        /// virtual machines, at the price of CPUs that ordinary tasks hardly get.
         #[arg(long)]
         idle_poll: bool,
+        /// Leave Linux real-time throttling on (by default `run` lifts it for the run and
+        /// restores it: it would stop busy partitions and the scheduler 50 ms each second).
+        #[arg(long)]
+        keep_rt_throttling: bool,
     },
     /// Build the flight-control example's partitions and run it for 10 s with a live status.
     Demo {
@@ -156,8 +160,8 @@ fn main() -> ExitCode {
             schedule::synthesize(&file, output.as_deref().expect("clap requires --output"), json)
         }
         Command::Schedule { file, svg, json, .. } => schedule::run(&file, svg.as_deref(), json),
-        Command::Run { file, duration, frames, trace, logs, inject, idle_poll } => {
-            run::run_module(run::RunArgs { file, duration, frames, trace, logs, inject, idle_poll, live_status: false })
+        Command::Run { file, duration, frames, trace, logs, inject, idle_poll, keep_rt_throttling } => {
+            run::run_module(run::RunArgs { file, duration, frames, trace, logs, inject, idle_poll, keep_rt_throttling, live_status: false })
         }
         Command::Demo { build_only } => demo::run(build_only),
         Command::Trace { trace, perfetto, summary, json } => trace::run(&trace, perfetto.as_deref(), summary, json),

@@ -58,6 +58,7 @@ pub struct RunArgs {
     pub inject: Vec<InjectSpec>,
     pub live_status: bool,
     pub idle_poll: bool,
+    pub keep_rt_throttling: bool,
 }
 
 pub fn run_module(args: RunArgs) -> ExitCode {
@@ -86,6 +87,7 @@ pub fn run_module(args: RunArgs) -> ExitCode {
         on_tick,
         inject: args.inject,
         idle_poll: args.idle_poll,
+        keep_rt_throttling: args.keep_rt_throttling,
     };
     match run(module, &args.file, opts) {
         Ok(report) => {

@@ -256,11 +256,11 @@ fn a_partition_cannot_reach_the_cgroups_kernel_settings_or_mounts() {
     assert!(o.stdout.contains("CapBnd:\t0000000000800000"), "{}", o.stdout);
 }
 
-/// `--idle-poll`: while the module runs, each module CPU has a SCHED_IDLE spinner pinned to it
-/// (policy 5 in /proc/PID/task/TID/stat, CPU list in its status), and the partitions keep their
-/// windows.
+/// `--idle-poll`: while the module runs, each module CPU has a spinner pinned to it at the lowest
+/// real-time priority, below every partition thread (policy and priority in
+/// /proc/PID/task/TID/stat, CPU list in its status), and the partitions keep their windows.
 #[test]
-fn idle_poll_keeps_a_sched_idle_spinner_on_each_module_cpu() {
+fn idle_poll_keeps_a_lowest_priority_spinner_on_each_module_cpu() {
     if !privileged() {
         return;
     }
@@ -286,14 +286,14 @@ fn idle_poll_keeps_a_sched_idle_spinner_on_each_module_cpu() {
     assert_eq!(
         spinners,
         [
-            ("partita-idle0".to_string(), libc::SCHED_IDLE, "0".to_string()),
-            ("partita-idle1".to_string(), libc::SCHED_IDLE, "1".to_string())
+            ("partita-idle0".to_string(), (libc::SCHED_FIFO, 1), "0".to_string()),
+            ("partita-idle1".to_string(), (libc::SCHED_FIFO, 1), "1".to_string())
         ]
     );
 }
 
-/// The `partita-idle*` threads under /proc/PID/task: (name, policy, allowed CPUs).
-fn idle_spinners(tasks: &Path) -> Vec<(String, i32, String)> {
+/// The `partita-idle*` threads under /proc/PID/task: (name, (policy, real-time priority), allowed CPUs).
+fn idle_spinners(tasks: &Path) -> Vec<(String, (i32, i32), String)> {
     let mut spinners = Vec::new();
     for t in std::fs::read_dir(tasks).into_iter().flatten().filter_map(|e| e.ok()) {
         let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default().trim().to_string();
@@ -304,11 +304,63 @@ fn idle_spinners(tasks: &Path) -> Vec<(String, i32, String)> {
         else {
             continue;
         };
-        // Fields after the ")" of comm: state is field 3; policy is field 41.
+        // Fields after the ")" of comm: state is field 3; rt_priority 40, policy 41.
         let after: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
-        let policy: i32 = after[41 - 3].parse().unwrap();
+        let (priority, policy): (i32, i32) = (after[40 - 3].parse().unwrap(), after[41 - 3].parse().unwrap());
         let cpus = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).unwrap().trim().to_string();
-        spinners.push((comm, policy, cpus));
+        spinners.push((comm, (policy, priority), cpus));
     }
     spinners
+}
+
+const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
+
+fn rt_runtime() -> String {
+    std::fs::read_to_string(RT_RUNTIME).unwrap().trim().to_string()
+}
+
+/// Runs `config` with `args` for 2 s, returning the real-time runtime seen while it ran and
+/// after, and its stderr.
+fn run_watching_rt_runtime(config: &Path, args: &[&str]) -> (Vec<String>, String, String) {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("partita"))
+        .args(["run", config.to_str().unwrap(), "--duration", "2s"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut seen = Vec::new();
+    while child.try_wait().unwrap().is_none() {
+        seen.push(rt_runtime());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    (seen, rt_runtime(), stderr)
+}
+
+/// Real-time throttling would stop busy partitions and the scheduler 50 ms each second: `run`
+/// lifts it while the module runs and restores the value it found; `--keep-rt-throttling`
+/// leaves it and warns.
+#[test]
+fn run_lifts_real_time_throttling_while_it_runs_and_restores_it() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = module(dir.path(), &[("A", "sleep 60"), ("B", "sleep 60"), ("C", "sleep 60")]);
+    let _machine = machine::machine_lock();
+    let original = rt_runtime();
+    // Throttling on as on a default Debian (put back as found at the end).
+    std::fs::write(RT_RUNTIME, "950000").unwrap();
+    let (seen, after, stderr) = run_watching_rt_runtime(&config, &[]);
+    let (kept_seen, kept_after, kept_stderr) = run_watching_rt_runtime(&config, &["--keep-rt-throttling"]);
+    std::fs::write(RT_RUNTIME, &original).unwrap();
+    assert!(seen.iter().any(|v| v == "-1"), "never lifted: {seen:?}\n{stderr}");
+    assert_eq!(after, "950000", "{stderr}");
+    assert!(stderr.contains("real-time throttling lifted for the run"), "{stderr}");
+    assert!(kept_seen.iter().all(|v| v == "950000"), "{kept_seen:?}");
+    assert_eq!(kept_after, "950000");
+    assert!(kept_stderr.contains("Linux real-time throttling"), "{kept_stderr}");
 }

@@ -13,6 +13,7 @@
 //!   SIGCONT), chosen from measurements.
 //! - [`rt`]: pinning, `SCHED_FIFO`, `mlockall`, absolute sleeps, shared futex wake, and the
 //!   capability probe ([`Capabilities`]).
+//! - [`rt_throttle`]: lifts Linux real-time throttling for a run and restores it.
 //!
 //! Missing privileges degrade with a warning (no namespaces, no freezing, no memory budget),
 //! except when `CI=true`, where they are errors ([`strict`]). See docs/scheduling.md for the
@@ -25,6 +26,7 @@ mod cgroup_fake;
 mod cgroup_freezer;
 pub mod gate;
 pub mod rt;
+pub mod rt_throttle;
 mod seccomp;
 pub mod spawn;
 mod spawn_child;
