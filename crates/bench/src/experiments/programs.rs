@@ -22,8 +22,11 @@ pub static LATENCY: Workload = Workload {
     description: "cyclictest-like loop in one process at the top priority: TIMED_WAIT to the next interval, print the lateness",
     main: latency_main,
 };
-pub static COUNT: Workload =
-    Workload { name: "count", description: "counts as fast as it can between two module times and prints the count", main: count_main };
+pub static COUNT: Workload = Workload {
+    name: "count",
+    description: "counts as fast as it can between two module times and prints the count (and, given the other partitions' time between two of its windows, what each switch took from it)",
+    main: count_main,
+};
 pub static API: Workload =
     Workload { name: "api", description: "times each non-blocking APEX service and CREATE_PROCESS/START/SUSPEND/RESUME", main: api_main };
 pub static IDLE: Workload =
@@ -31,6 +34,7 @@ pub static IDLE: Workload =
 
 static ARG_A: AtomicI64 = AtomicI64::new(0);
 static ARG_B: AtomicI64 = AtomicI64::new(0);
+static ARG_C: AtomicI64 = AtomicI64::new(0);
 static ARG_N: AtomicUsize = AtomicUsize::new(0);
 
 fn arg(args: &[String], i: usize, default: i64) -> i64 {
@@ -126,23 +130,47 @@ extern "C" fn count_process() {
     while get_time() < from {
         std::hint::spin_loop();
     }
+    // A pause longer than half the other partitions' time is a switch away and back: what it
+    // took beyond their windows is what the two switches took from this partition. Shorter
+    // pauses (beyond a few us) inside its windows are time the host (or anything else) took.
+    let others = ARG_C.load(Ordering::Relaxed);
+    let mut switch_lost: Vec<i64> = Vec::with_capacity(if others > 0 { ((to - from) / others.max(1) + 16) as usize } else { 0 });
+    let mut paused = 0i64;
     let mut count: u64 = 0;
+    let mut last = get_time();
     loop {
         for _ in 0..1024 {
             count = black_box(count + 1);
         }
-        if get_time() >= to {
+        let now = get_time();
+        if others > 0 && now - last > others / 2 {
+            switch_lost.push(now - last - others);
+        } else if now - last > PAUSE_NS {
+            paused += now - last;
+        }
+        last = now;
+        if now >= to {
             break;
         }
     }
     report_sample("count", count as f64);
+    report_sample("paused_ns", paused as f64);
+    if !switch_lost.is_empty() {
+        switch_lost.sort_unstable();
+        report_sample("switch_lost_ns", switch_lost[switch_lost.len() / 2] as f64);
+    }
     std::process::exit(0);
 }
 
-/// `count FROM_NS TO_NS` (module times).
+/// A pause in counting longer than this is not counting (one round of the loop takes < 1 us).
+const PAUSE_NS: i64 = 3_000;
+
+/// `count FROM_NS TO_NS [OTHERS_NS]` (module times; OTHERS_NS: the other partitions' planned
+/// time between the end of one of its windows and the start of the next).
 fn count_main(args: &[String]) -> i32 {
     ARG_A.store(arg(args, 0, 0), Ordering::Relaxed);
     ARG_B.store(arg(args, 1, 1_000_000_000), Ordering::Relaxed);
+    ARG_C.store(arg(args, 2, 0), Ordering::Relaxed);
     if let Err(e) = create_and_start(&attribute("COUNT", count_process, INFINITE_TIME_VALUE, 1)) {
         return fail(e);
     }

@@ -167,6 +167,7 @@ pub fn slot_loss(e: &dyn Experiment, data: &ExperimentData, published: &Publishe
         "measured loss (%)".into(),
         "model, PCS (%)".into(),
         "model, window lost (%)".into(),
+        "model, switch as seen (%)".into(),
         "PCS median (us)".into(),
         "seed 001 measured (%)".into(),
         "seed 001 theoretical (%)".into(),
@@ -177,10 +178,12 @@ pub fn slot_loss(e: &dyn Experiment, data: &ExperimentData, published: &Publishe
     let mut measured = Vec::new();
     let mut model = Vec::new();
     let mut model_lost = Vec::new();
+    let mut model_seen = Vec::new();
     for r in &data.runs {
         let Some(slot) = r.point.params.get("slot_ms").and_then(|v| v.as_f64()) else { continue };
         let m = |k: &str| r.point.metrics.get(k).and_then(|m| Summary::of(&m.samples));
         let (loss, ml, mll, pcs) = (m("loss_pct"), m("model_loss_pct"), m("model_lost_loss_pct"), m("pcs_ns"));
+        let mls = m("model_switch_loss_pct");
         let i = pub_slots.iter().position(|s| *s == slot);
         let p = |v: &[f64]| i.and_then(|i| v.get(i)).map(|x| format!("{x:.3}")).unwrap_or("-".into());
         let f = |s: &Option<Summary>| s.as_ref().map(|s| format!("{:.3}", s.mean)).unwrap_or("-".into());
@@ -189,6 +192,7 @@ pub fn slot_loss(e: &dyn Experiment, data: &ExperimentData, published: &Publishe
             f(&loss),
             f(&ml),
             f(&mll),
+            f(&mls),
             pcs.as_ref().map(|s| us(s.median)).unwrap_or("-".into()),
             p(&pub_meas),
             p(&pub_theo),
@@ -202,14 +206,18 @@ pub fn slot_loss(e: &dyn Experiment, data: &ExperimentData, published: &Publishe
         if let Some(s) = mll {
             model_lost.push((slot, s.mean));
         }
+        if let Some(s) = mls {
+            model_seen.push((slot, s.mean));
+        }
     }
     h += &table(&rows);
-    h += "<p>Loss relative to the largest slot of the same invocation (mean of the 3 partitions). A negative loss is noise: a partition counted more than at the reference slot.</p>";
+    h += "<p>Loss relative to the largest slot of the same invocation (mean of the 3 partitions), on the counting speed over the time the host left to the partitions (raw_loss_pct below is on the counts alone). A negative loss is noise: a partition counted faster than at the reference slot.</p>";
     let positive = |v: &[(f64, f64)]| v.iter().copied().filter(|p| p.1 > 0.0).collect::<Vec<_>>();
     let series = vec![
         Series::new("Partita measured", positive(&measured)).markers(),
         Series::new("model PL = n*PCS/sum(SD)", positive(&model)).dashed().markers(),
         Series::new("model with window lost", positive(&model_lost)).dashed(),
+        Series::new("model with switch as seen", positive(&model_seen)).dashed().markers(),
         Series::new("seed 001 measured", pub_slots.iter().copied().zip(pub_meas.iter().copied()).filter(|p| p.1 > 0.0).collect()).markers(),
         Series::new("seed 001 theoretical", pub_slots.iter().copied().zip(pub_theo.iter().copied()).collect()).dashed(),
     ];
