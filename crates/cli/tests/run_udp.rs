@@ -87,9 +87,10 @@ fn text(o: &Output) -> String {
     format!("{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
-/// Two network namespaces, B's address and the tag that names them (test `n` of this binary
-/// gets its own: the tests run in parallel), or None (and a message) if they cannot be made.
-fn namespaces(n: u32) -> Option<(Link, String, u32)> {
+/// Two network namespaces, A's and B's addresses and the tag that names them (test `n` of this
+/// binary gets its own: the tests run in parallel), or None (and a message) if they cannot be
+/// made.
+fn namespaces(n: u32) -> Option<(Link, String, String, u32)> {
     if !privileged() {
         return None;
     }
@@ -101,7 +102,7 @@ fn namespaces(n: u32) -> Option<(Link, String, u32)> {
         eprintln!("skipped: cannot set up network namespaces (ip netns, veth)");
         return None;
     };
-    Some((link, addr_b, tag))
+    Some((link, addr_a, addr_b, tag))
 }
 
 /// Runs module B (in namespace B) and, once its partition printed `ready`, module A; both
@@ -138,7 +139,7 @@ fn run_pair(link: &Link, config_a: &Path, frames_a: u32, config_b: &Path, frames
 
 #[test]
 fn two_modules_exchange_channels_over_udp_and_drop_bad_datagrams() {
-    let Some((link, addr_b, tag)) = namespaces(0) else { return };
+    let Some((link, _, addr_b, tag)) = namespaces(0) else { return };
     let dir = tempfile::tempdir().unwrap();
     let exe = build("ports", dir.path());
     let (port_q, port_s) = (47_100 + (tag % 400) as u16 * 2, 47_101 + (tag % 400) as u16 * 2);
@@ -189,27 +190,36 @@ fn two_modules_exchange_channels_over_udp_and_drop_bad_datagrams() {
 
 #[test]
 fn a_destination_queue_that_overflowed_says_so_on_the_next_receive() {
-    let Some((link, addr_b, tag)) = namespaces(1) else { return };
+    let Some((link, addr_a, addr_b, tag)) = namespaces(1) else { return };
     let dir = tempfile::tempdir().unwrap();
     let exe = build("udp_overflow", dir.path());
-    let (port_q, port_s) = (47_900 + (tag % 400) as u16 * 2, 47_901 + (tag % 400) as u16 * 2);
-    // A channel end: this module's partition port, or the other module's end over UDP.
-    let end = |local: bool, name: &str, udp: u16| {
-        if local {
-            format!(r#"<Standard_Partition PartitionIdentifier="1" PortName="{name}"/>"#)
-        } else {
-            format!(r#"<Pseudo_Partition Name="other" PhysicalAddress="udp:{addr_b}:{udp}"/>"#)
-        }
-    };
-    // Channel 1 carries the queue, 2 the sender's "done".
-    let channels = |source_here: bool| {
-        [(1, "q", port_q), (2, "sent", port_s)]
-            .map(|(id, name, udp)| {
-                let (source, destination) = (end(source_here, name, udp), end(!source_here, name, udp));
+    let port = |k: u16| 47_900 + (tag % 250) as u16 * 3 + k;
+    // Channel 1 carries the queue, 2 the sender's count and 3 (back) the receiver's "drained";
+    // each listens on its destination module's address.
+    let channels = [
+        (1, "q", true, format!("{addr_b}:{}", port(0))),
+        (2, "sent", true, format!("{addr_b}:{}", port(1))),
+        (3, "drained", false, format!("{addr_a}:{}", port(2))),
+    ];
+    // The Connection_Table of module A (`in_a`) or B: a channel end is the module's partition
+    // port or, for the other module's end, the UDP address.
+    let table = |in_a: bool| {
+        channels
+            .iter()
+            .map(|(id, name, from_a, address)| {
+                let end = |here: bool| {
+                    if here {
+                        format!(r#"<Standard_Partition PartitionIdentifier="1" PortName="{name}"/>"#)
+                    } else {
+                        format!(r#"<Pseudo_Partition Name="other" PhysicalAddress="udp:{address}"/>"#)
+                    }
+                };
+                let (source, destination) = (end(*from_a == in_a), end(*from_a != in_a));
                 format!(
                     r#"    <Channel ChannelIdentifier="{id}"><Source>{source}</Source><Destination>{destination}</Destination></Channel>"#
                 )
             })
+            .collect::<Vec<_>>()
             .join("\n")
     };
     let tx = module(
@@ -219,8 +229,9 @@ fn a_destination_queue_that_overflowed_says_so_on_the_next_receive() {
         "sender",
         &exe,
         r#"    <Sampling_Port Name="sent" MaxMessageSize="4" Direction="SOURCE"/>
+    <Sampling_Port Name="drained" MaxMessageSize="4" Direction="DESTINATION" RefreshRateSeconds="1"/>
     <Queuing_Port Name="q" MaxMessageSize="16" Direction="SOURCE" MaxNbMessages="8"/>"#,
-        &channels(true),
+        &table(true),
     );
     let rx = module(
         "UdpB",
@@ -229,31 +240,45 @@ fn a_destination_queue_that_overflowed_says_so_on_the_next_receive() {
         "receiver",
         &exe,
         r#"    <Sampling_Port Name="sent" MaxMessageSize="4" Direction="DESTINATION" RefreshRateSeconds="1"/>
+    <Sampling_Port Name="drained" MaxMessageSize="4" Direction="SOURCE"/>
     <Queuing_Port Name="q" MaxMessageSize="16" Direction="DESTINATION" MaxNbMessages="8"/>"#,
-        &channels(false),
+        &table(false),
     );
     let (config_a, config_b) = (dir.path().join("a.xml"), dir.path().join("b.xml"));
     std::fs::write(&config_a, tx).unwrap();
     std::fs::write(&config_b, rx).unwrap();
-    let (out_a, out_b) = run_pair(&link, &config_a, 100, &config_b, 200, "[Rx] receiver ready");
-    assert!(out_a.contains("[Tx] sender done 40"), "{out_a}");
-    assert!(out_a.contains(&format!("channel 1 over udp to {addr_b}:{port_q}: sent 40, malformed 0, stale 0")), "{out_a}");
-    // The first receive after the overflow: INVALID_CONFIG (4) with the oldest message intact.
-    assert!(out_b.contains("[Rx] receiver first rc 4 seq 0 ok 1"), "{out_b}\n--- A:\n{out_a}");
-    let got: u64 = out_b
+    let (out_a, out_b) = run_pair(&link, &config_a, 150, &config_b, 250, "[Rx] receiver ready");
+    let report = format!("{out_b}\n--- A:\n{out_a}");
+    assert!(out_a.contains("[Tx] sender done 40") && out_a.contains("[Tx] sender done 80"), "{report}");
+    assert!(out_a.contains(&format!("channel 1 over udp to {addr_b}:{}: sent 80, malformed 0, stale 0", port(0))), "{report}");
+    assert!(!out_b.contains("FAIL"), "{report}");
+    // Burst 1: the first receive after the overflow is INVALID_CONFIG (4) with the oldest
+    // message intact; later ones NO_ERROR, in order and intact.
+    assert!(out_b.contains("[Rx] receiver first rc 4 seq 0 ok 1"), "{report}");
+    // Burst 2: handed to the waiting process, the oldest message comes with INVALID_CONFIG;
+    // the receive that handed it gets the next one with NO_ERROR.
+    assert!(out_b.contains("[Rx] waiter rc 4 seq 40 ok 1"), "{report}");
+    assert!(out_b.contains("[Rx] receiver second rc 0 seq 41 ok 1"), "{report}");
+    let delivered: Vec<u64> = out_b
         .lines()
-        .find_map(|l| l.strip_prefix("[Rx] receiver done got "))
-        .and_then(|rest| rest.strip_suffix(" later_invalid 0 bad 0"))
-        .unwrap_or_else(|| panic!("every later receive NO_ERROR, in order and intact:\n{out_b}"))
-        .parse()
-        .unwrap();
-    assert!((8..40).contains(&got), "a full queue's worth delivered, some lost: {got}\n{out_b}");
+        .filter_map(|l| l.strip_prefix("[Rx] receiver done got "))
+        .map(|rest| {
+            rest.strip_suffix(" later_invalid 0 bad 0")
+                .unwrap_or_else(|| panic!("every later receive NO_ERROR, in order and intact:\n{report}"))
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(delivered.len(), 2, "{report}");
+    assert!(delivered.iter().all(|n| (8..40).contains(n)), "a full queue's worth delivered, some lost: {delivered:?}\n{report}");
     // What the partition received is what the module accepted; the rest it counted as dropped.
+    let got: u64 = delivered.iter().sum();
     assert!(
         out_b.contains(&format!(
-            "channel 1 over udp from {addr_b}:{port_q}: received {got}, malformed 0, stale 0, dropped (queue full) {}",
-            40 - got
+            "channel 1 over udp from {addr_b}:{}: received {got}, malformed 0, stale 0, dropped (queue full) {}",
+            port(0),
+            80 - got
         )),
-        "{out_b}"
+        "{report}"
     );
 }
