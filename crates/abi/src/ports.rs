@@ -143,7 +143,7 @@ pub const fn queuing_slot_bytes(max: u32) -> usize {
 }
 
 // Slots follow the header and hold AtomicU64 data.
-const _: () = assert!(core::mem::size_of::<QueuingHeader>() % 8 == 0);
+const _: () = assert!(core::mem::size_of::<QueuingHeader>().is_multiple_of(8));
 
 pub const fn queuing_area_bytes(max: u32, depth: u32) -> usize {
     core::mem::size_of::<QueuingHeader>() + depth as usize * queuing_slot_bytes(max)

@@ -1,10 +1,11 @@
 //! Queuing ports: a bounded FIFO of messages from one source partition to one destination.
 //! A partition's sender finding the queue full waits (or gets NOT_AVAILABLE / TIMED_OUT), as
 //! the standard asks; a source that cannot wait (a UDP link of the module) loses the message
-//! and notes the overflow, which the next receive reports as INVALID_CONFIG with its message. Processes of this partition waiting on a port are in its
-//! wait queue (`waitq`, FIFO or PRIORITY): they sleep on the channel's shared futex word (the
-//! other partition changes and wakes it), and whoever finds the channel ready serves them in
-//! the queue's order, handing each its message (or taking each one's message) directly.
+//! and notes the overflow, which the next receive reports as INVALID_CONFIG with its message.
+//! Processes of this partition waiting on a port are in its wait queue (`waitq`, FIFO or
+//! PRIORITY): they sleep on the channel's shared futex word (the other partition changes and
+//! wakes it), and whoever finds the channel ready serves them in the queue's order, handing
+//! each its message (or taking each one's message) directly.
 
 use super::{PortDirection, PortTable, QueuingPortId, check_create, check_init_mode, check_length, configured, map};
 use crate::QueuingDiscipline;
