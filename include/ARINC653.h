@@ -43,6 +43,8 @@
  * port (every CREATE is INVALID_CONFIG). READ_UPDATED_SAMPLING_MESSAGE of a message already
  * read returns NO_ACTION, UPDATED = CONSUMED_MESSAGE and LENGTH 0; READ_SAMPLING_MESSAGE_
  * CONDITIONAL of a message older than REF_TIME_STAMP (or of an empty port) is NOT_AVAILABLE.
+ * RECEIVE_QUEUING_MESSAGE after messages were lost to a full queue (only an inter-module
+ * channel loses any) returns the next message, LENGTH set, with INVALID_CONFIG, once.
  */
 #ifndef PARTITA_ARINC653_H
 #define PARTITA_ARINC653_H

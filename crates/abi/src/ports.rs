@@ -125,6 +125,10 @@ pub struct QueuingHeader {
     pub sender_waiting: AtomicU32,
     pub max_message_size: u32,
     pub max_nb_messages: u32,
+    /// Messages that found the queue full and were lost (wrapping): a source that cannot wait
+    /// (a UDP link) counts them here so the destination learns of the overflow.
+    pub overflows: AtomicU32,
+    pub _pad: u32,
 }
 
 #[repr(C)]
@@ -138,6 +142,9 @@ pub const fn queuing_slot_bytes(max: u32) -> usize {
     core::mem::size_of::<QueuingSlot>() + 8 * words(max)
 }
 
+// Slots follow the header and hold AtomicU64 data.
+const _: () = assert!(core::mem::size_of::<QueuingHeader>().is_multiple_of(8));
+
 pub const fn queuing_area_bytes(max: u32, depth: u32) -> usize {
     core::mem::size_of::<QueuingHeader>() + depth as usize * queuing_slot_bytes(max)
 }
@@ -149,6 +156,8 @@ pub struct ConsumerPage {
     pub tail: AtomicU32,
     /// Non-zero while a destination process waits for a message (the source then wakes `head`).
     pub receiver_waiting: AtomicU32,
+    /// `QueuingHeader::overflows` as of the last receive that reported an overflow (or clear).
+    pub overflows_reported: AtomicU32,
 }
 
 pub const CONSUMER_PAGE_BYTES: usize = 4096;
@@ -256,6 +265,15 @@ impl<'a> SamplingArea<'a> {
     }
 }
 
+/// A message taken from a queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Popped {
+    pub length: u32,
+    /// Messages were lost to a full queue since the previous one was taken (ARINC 653 Part 1:
+    /// the receive returns this message with INVALID_CONFIG).
+    pub overflowed: bool,
+}
+
 /// A view of a queuing channel: the data area and the consumer page.
 pub struct QueuingArea<'a> {
     // (`base` is the data area, reached only through atomics in `slot`.)
@@ -331,9 +349,22 @@ impl<'a> QueuingArea<'a> {
         true
     }
 
-    /// Destination side (one receiver at a time): takes the oldest message into `buf`,
-    /// returning its length; None when empty.
-    pub fn pop(&self, buf: &mut [u8]) -> Option<u32> {
+    /// Source side: a message found the queue full and is lost (for a source that cannot
+    /// wait for room); the destination's next [`QueuingArea::pop`] reports it.
+    pub fn note_overflow(&self) {
+        self.header.overflows.fetch_add(1, Ordering::Release);
+    }
+
+    /// Destination side: whether messages were lost since the overflow last reported, marking
+    /// them reported.
+    fn take_overflow(&self) -> bool {
+        let noted = self.header.overflows.load(Ordering::Acquire);
+        self.consumer.overflows_reported.swap(noted, Ordering::AcqRel) != noted
+    }
+
+    /// Destination side (one receiver at a time): takes the oldest message into `buf`; None
+    /// when empty.
+    pub fn pop(&self, buf: &mut [u8]) -> Option<Popped> {
         let tail = self.consumer.tail.load(Ordering::Relaxed);
         let head = self.header.head.load(Ordering::Acquire);
         if head == tail {
@@ -343,12 +374,15 @@ impl<'a> QueuingArea<'a> {
         let length = slot.length.load(Ordering::Relaxed).min(self.max);
         let n = (length as usize).min(buf.len());
         load_words(data, &mut buf[..n]);
+        let overflowed = self.take_overflow();
         self.consumer.tail.store(tail.wrapping_add(1), Ordering::Release);
-        Some(length)
+        Some(Popped { length, overflowed })
     }
 
-    /// Destination side: drops every queued message.
+    /// Destination side: drops every queued message, and the overflow not yet reported with
+    /// them (the next message received arrived after the clear).
     pub fn clear(&self) {
+        self.take_overflow();
         let head = self.header.head.load(Ordering::Acquire);
         self.consumer.tail.store(head, Ordering::Release);
     }
@@ -480,12 +514,61 @@ mod tests {
         assert!(!q.push(b"d"), "full");
         assert_eq!(q.len(), 3);
         let mut buf = [0u8; 16];
-        assert_eq!(q.pop(&mut buf), Some(1));
+        assert_eq!(q.pop(&mut buf).map(|m| m.length), Some(1));
         assert_eq!(&buf[..1], b"a");
         assert!(q.push(b"dddd"));
-        assert_eq!(q.pop(&mut buf), Some(2));
+        assert_eq!(q.pop(&mut buf).map(|m| m.length), Some(2));
         q.clear();
         assert!(q.is_empty());
         assert_eq!(q.pop(&mut buf), None);
+    }
+
+    #[test]
+    fn an_overflow_is_reported_once_by_the_next_pop() {
+        let data = buffer(queuing_area_bytes(8, 2));
+        let consumer = buffer(CONSUMER_PAGE_BYTES);
+        // SAFETY: zeroed, aligned, right sizes, alive for the test.
+        let q = unsafe { QueuingArea::from_raw(data.as_ptr().cast(), consumer.as_ptr().cast(), 8, 2) };
+        assert!(q.push(b"one") && q.push(b"two"));
+        assert!(!q.push(b"three"));
+        q.note_overflow();
+        assert!(!q.push(b"four"));
+        q.note_overflow();
+        let mut buf = [0u8; 8];
+        assert_eq!(q.pop(&mut buf), Some(Popped { length: 3, overflowed: true }), "the message is delivered with the overflow");
+        assert_eq!(&buf[..3], b"one");
+        assert_eq!(q.pop(&mut buf), Some(Popped { length: 3, overflowed: false }), "reported once for both losses");
+        assert_eq!(&buf[..3], b"two");
+        assert!(q.push(b"five"));
+        assert_eq!(q.pop(&mut buf), Some(Popped { length: 4, overflowed: false }));
+        assert_eq!(q.pop(&mut buf), None);
+    }
+
+    #[test]
+    fn clearing_a_queue_drops_its_pending_overflow() {
+        let data = buffer(queuing_area_bytes(8, 1));
+        let consumer = buffer(CONSUMER_PAGE_BYTES);
+        // SAFETY: zeroed, aligned, right sizes, alive for the test.
+        let q = unsafe { QueuingArea::from_raw(data.as_ptr().cast(), consumer.as_ptr().cast(), 8, 1) };
+        assert!(q.push(b"a"));
+        q.note_overflow();
+        q.clear();
+        assert!(q.push(b"b"));
+        let mut buf = [0u8; 8];
+        assert_eq!(q.pop(&mut buf), Some(Popped { length: 1, overflowed: false }));
+    }
+
+    #[test]
+    fn the_overflow_count_survives_wrapping() {
+        let data = buffer(queuing_area_bytes(8, 1));
+        let consumer = buffer(CONSUMER_PAGE_BYTES);
+        // SAFETY: zeroed, aligned, right sizes, alive for the test.
+        let q = unsafe { QueuingArea::from_raw(data.as_ptr().cast(), consumer.as_ptr().cast(), 8, 1) };
+        q.header.overflows.store(u32::MAX, Ordering::Relaxed);
+        q.consumer.overflows_reported.store(u32::MAX, Ordering::Relaxed);
+        assert!(q.push(b"a"));
+        q.note_overflow();
+        let mut buf = [0u8; 8];
+        assert_eq!(q.pop(&mut buf).map(|m| m.overflowed), Some(true));
     }
 }

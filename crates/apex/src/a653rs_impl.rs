@@ -20,8 +20,8 @@
 //!
 //! - a message slice for READ_SAMPLING_MESSAGE / RECEIVE_QUEUING_MESSAGE must have room for the
 //!   port's MAX_MESSAGE_SIZE too (INVALID_PARAM otherwise), so no message is ever cut short.
-//! - a653rs' RECEIVE_QUEUING_MESSAGE also reports a queue overflow; a Partita channel never
-//!   overflows (a full queue blocks or refuses the sender), so it is always `false`.
+//! - a653rs' RECEIVE_QUEUING_MESSAGE reports a queue overflow (the standard's INVALID_CONFIG
+//!   with a delivered message) as `Ok((length, true))`.
 //!
 //! Not implemented because Partita does not have the services yet: memory blocks
 //! (`ApexMemoryBlockP2`).
@@ -599,7 +599,8 @@ impl a::ApexQueuingPortP4 for Partita {
         let id = id32(queuing_port_id)?;
         let s = crate::get_queuing_port_status(id)?;
         check_room(s.port_direction, s.max_message_size, message.len())?;
-        Ok((crate::receive_queuing_message(id, time_out, message)? as a::MessageSize, false))
+        let m = crate::receive_queuing_message(id, time_out, message)?;
+        Ok((m.length as a::MessageSize, m.overflowed))
     }
 
     fn get_queuing_port_status(queuing_port_id: a::QueuingPortId) -> Res<a::QueuingPortStatus> {

@@ -102,6 +102,11 @@ impl WaitRecord {
     pub fn is_queued(&self) -> bool {
         !self.queue.load(Ordering::Acquire).is_null()
     }
+
+    /// The result of the last wake-up (PENDING while waiting).
+    pub fn result(&self) -> u32 {
+        self.result.load(Ordering::Acquire)
+    }
 }
 
 /// A queue of waiting processes of this partition.

@@ -1,8 +1,9 @@
 //! Inter-module channels: two `partita run` modules, each in its own network namespace joined
 //! by a veth pair, exchange a queuing and a sampling channel over UDP (Pseudo_Partition ends).
 //! Every message arrives once and in order; malformed and stale datagrams sent straight to the
-//! receiving module are counted and never delivered. Needs root and `ip`/`nsenter` (skipped
-//! with a message otherwise; a failure with CI=true).
+//! receiving module are counted and never delivered; a destination queue that overflows says
+//! so on its next receive. Needs root and `ip`/`nsenter` (skipped with a message otherwise; a
+//! failure with CI=true).
 
 mod machine;
 mod partitions;
@@ -86,19 +87,59 @@ fn text(o: &Output) -> String {
     format!("{}\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
-#[test]
-fn two_modules_exchange_channels_over_udp_and_drop_bad_datagrams() {
+/// Two network namespaces, A's and B's addresses and the tag that names them (test `n` of this
+/// binary gets its own: the tests run in parallel), or None (and a message) if they cannot be
+/// made.
+fn namespaces(n: u32) -> Option<(Link, String, String, u32)> {
     if !privileged() {
-        return;
+        return None;
     }
-    let tag = std::process::id() % 10_000;
+    let tag = std::process::id() % 5_000 * 2 + n;
     let net = format!("10.{}.{}", 200 + tag % 50, tag % 250);
     let (addr_a, addr_b) = (format!("{net}.1"), format!("{net}.2"));
     let Some(link) = Link::new(tag, &addr_a, &addr_b) else {
         assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true: cannot set up network namespaces");
         eprintln!("skipped: cannot set up network namespaces (ip netns, veth)");
-        return;
+        return None;
     };
+    Some((link, addr_a, addr_b, tag))
+}
+
+/// Runs module B (in namespace B) and, once its partition printed `ready`, module A; both
+/// must exit 0. Returns A's and B's output.
+fn run_pair(link: &Link, config_a: &Path, frames_a: u32, config_b: &Path, frames_b: u32, ready: &str) -> (String, String) {
+    // Both modules hold the machine (the other tests' modules wait), and B listens before A
+    // sends: B starts first, A once B's partition has created its ports, and B runs longer.
+    let _machine = machine::machine_lock();
+    let mut b = run_in(&link.b, config_b, frames_b);
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let b_stdout = b.stdout.take().unwrap();
+    let ready_line = ready.to_string();
+    let b_lines = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufRead::lines(std::io::BufReader::new(b_stdout)).map_while(Result::ok) {
+            if line == ready_line {
+                let _ = ready_tx.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let ready = ready_rx.recv_timeout(std::time::Duration::from_secs(30));
+    let a = run_in(&link.a, config_a, frames_a).wait_with_output().unwrap();
+    let b = b.wait_with_output().unwrap();
+    let out_b = format!("{}\n{}", b_lines.join().unwrap(), String::from_utf8_lossy(&b.stderr));
+    assert!(ready.is_ok(), "module B's partition never got ready:\n{out_b}");
+    let out_a = text(&a);
+    assert_eq!(a.status.code(), Some(0), "{out_a}");
+    assert_eq!(b.status.code(), Some(0), "{out_b}");
+    (out_a, out_b)
+}
+
+#[test]
+fn two_modules_exchange_channels_over_udp_and_drop_bad_datagrams() {
+    let Some((link, _, addr_b, tag)) = namespaces(0) else { return };
     let dir = tempfile::tempdir().unwrap();
     let exe = build("ports", dir.path());
     let (port_q, port_s) = (47_100 + (tag % 400) as u16 * 2, 47_101 + (tag % 400) as u16 * 2);
@@ -135,31 +176,7 @@ fn two_modules_exchange_channels_over_udp_and_drop_bad_datagrams() {
     let (config_a, config_b) = (dir.path().join("a.xml"), dir.path().join("b.xml"));
     std::fs::write(&config_a, tx).unwrap();
     std::fs::write(&config_b, rx).unwrap();
-    // Both modules hold the machine (the other tests' modules wait), and B listens before A
-    // sends: B starts first, A once B's partition has created its ports, and B runs longer.
-    let _machine = machine::machine_lock();
-    let mut b = run_in(&link.b, &config_b, 400);
-    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-    let b_stdout = b.stdout.take().unwrap();
-    let b_lines = std::thread::spawn(move || {
-        let mut all = String::new();
-        for line in std::io::BufRead::lines(std::io::BufReader::new(b_stdout)).map_while(Result::ok) {
-            if line == "[Rx] rx ready" {
-                let _ = ready_tx.send(());
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    });
-    let ready = ready_rx.recv_timeout(std::time::Duration::from_secs(30));
-    let a = run_in(&link.a, &config_a, 120).wait_with_output().unwrap();
-    let b = b.wait_with_output().unwrap();
-    let out_b = format!("{}\n{}", b_lines.join().unwrap(), String::from_utf8_lossy(&b.stderr));
-    assert!(ready.is_ok(), "module B's partition never got ready:\n{out_b}");
-    let out_a = text(&a);
-    assert_eq!(a.status.code(), Some(0), "{out_a}");
-    assert_eq!(b.status.code(), Some(0), "{out_b}");
+    let (out_a, out_b) = run_pair(&link, &config_a, 120, &config_b, 400, "[Rx] rx ready");
     assert!(out_a.contains("[Tx] tx done 300"), "{out_a}");
     assert!(out_b.contains("[Rx] rx done 300 bad 0 torn 0"), "{out_b}\n--- A:\n{out_a}");
     assert!(out_b.contains("[Rx] rx extra 0 samples seen"), "{out_b}");
@@ -168,5 +185,100 @@ fn two_modules_exchange_channels_over_udp_and_drop_bad_datagrams() {
     assert!(
         out_b.contains(&format!("channel 1 over udp from {addr_b}:{port_q}: received 300, malformed 4, stale 1, dropped (queue full) 0")),
         "{out_b}"
+    );
+}
+
+#[test]
+fn a_destination_queue_that_overflowed_says_so_on_the_next_receive() {
+    let Some((link, addr_a, addr_b, tag)) = namespaces(1) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build("udp_overflow", dir.path());
+    let port = |k: u16| 47_900 + (tag % 250) as u16 * 3 + k;
+    // Channel 1 carries the queue, 2 the sender's count and 3 (back) the receiver's "drained";
+    // each listens on its destination module's address.
+    let channels = [
+        (1, "q", true, format!("{addr_b}:{}", port(0))),
+        (2, "sent", true, format!("{addr_b}:{}", port(1))),
+        (3, "drained", false, format!("{addr_a}:{}", port(2))),
+    ];
+    // The Connection_Table of module A (`in_a`) or B: a channel end is the module's partition
+    // port or, for the other module's end, the UDP address.
+    let table = |in_a: bool| {
+        channels
+            .iter()
+            .map(|(id, name, from_a, address)| {
+                let end = |here: bool| {
+                    if here {
+                        format!(r#"<Standard_Partition PartitionIdentifier="1" PortName="{name}"/>"#)
+                    } else {
+                        format!(r#"<Pseudo_Partition Name="other" PhysicalAddress="udp:{address}"/>"#)
+                    }
+                };
+                let (source, destination) = (end(*from_a == in_a), end(*from_a != in_a));
+                format!(
+                    r#"    <Channel ChannelIdentifier="{id}"><Source>{source}</Source><Destination>{destination}</Destination></Channel>"#
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let tx = module(
+        "UdpA",
+        0,
+        "Tx",
+        "sender",
+        &exe,
+        r#"    <Sampling_Port Name="sent" MaxMessageSize="4" Direction="SOURCE"/>
+    <Sampling_Port Name="drained" MaxMessageSize="4" Direction="DESTINATION" RefreshRateSeconds="1"/>
+    <Queuing_Port Name="q" MaxMessageSize="16" Direction="SOURCE" MaxNbMessages="8"/>"#,
+        &table(true),
+    );
+    let rx = module(
+        "UdpB",
+        1,
+        "Rx",
+        "receiver",
+        &exe,
+        r#"    <Sampling_Port Name="sent" MaxMessageSize="4" Direction="DESTINATION" RefreshRateSeconds="1"/>
+    <Sampling_Port Name="drained" MaxMessageSize="4" Direction="SOURCE"/>
+    <Queuing_Port Name="q" MaxMessageSize="16" Direction="DESTINATION" MaxNbMessages="8"/>"#,
+        &table(false),
+    );
+    let (config_a, config_b) = (dir.path().join("a.xml"), dir.path().join("b.xml"));
+    std::fs::write(&config_a, tx).unwrap();
+    std::fs::write(&config_b, rx).unwrap();
+    let (out_a, out_b) = run_pair(&link, &config_a, 150, &config_b, 250, "[Rx] receiver ready");
+    let report = format!("{out_b}\n--- A:\n{out_a}");
+    assert!(out_a.contains("[Tx] sender done 40") && out_a.contains("[Tx] sender done 80"), "{report}");
+    assert!(out_a.contains(&format!("channel 1 over udp to {addr_b}:{}: sent 80, malformed 0, stale 0", port(0))), "{report}");
+    assert!(!out_b.contains("FAIL"), "{report}");
+    // Burst 1: the first receive after the overflow is INVALID_CONFIG (4) with the oldest
+    // message intact; later ones NO_ERROR, in order and intact.
+    assert!(out_b.contains("[Rx] receiver first rc 4 seq 0 ok 1"), "{report}");
+    // Burst 2: handed to the waiting process, the oldest message comes with INVALID_CONFIG;
+    // the receive that handed it gets the next one with NO_ERROR.
+    assert!(out_b.contains("[Rx] waiter rc 4 seq 40 ok 1"), "{report}");
+    assert!(out_b.contains("[Rx] receiver second rc 0 seq 41 ok 1"), "{report}");
+    let delivered: Vec<u64> = out_b
+        .lines()
+        .filter_map(|l| l.strip_prefix("[Rx] receiver done got "))
+        .map(|rest| {
+            rest.strip_suffix(" later_invalid 0 bad 0")
+                .unwrap_or_else(|| panic!("every later receive NO_ERROR, in order and intact:\n{report}"))
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(delivered.len(), 2, "{report}");
+    assert!(delivered.iter().all(|n| (8..40).contains(n)), "a full queue's worth delivered, some lost: {delivered:?}\n{report}");
+    // What the partition received is what the module accepted; the rest it counted as dropped.
+    let got: u64 = delivered.iter().sum();
+    assert!(
+        out_b.contains(&format!(
+            "channel 1 over udp from {addr_b}:{}: received {got}, malformed 0, stale 0, dropped (queue full) {}",
+            port(0),
+            80 - got
+        )),
+        "{report}"
     );
 }

@@ -192,6 +192,8 @@ pub fn create(module: &Module, partition_ids: &[u32]) -> io::Result<ChannelMemor
                 sender_waiting: 0.into(),
                 max_message_size: e.max_message_size,
                 max_nb_messages: e.max_nb_messages,
+                overflows: 0.into(),
+                _pad: 0,
             };
             let data = memfd(&tag, queuing_area_bytes(e.max_message_size, e.max_nb_messages), bytes_of(&header), 0)?;
             let consumer = memfd(&format!("{tag}-consumer"), CONSUMER_PAGE_BYTES, &[], 0)?;

@@ -272,8 +272,9 @@ pub unsafe extern "C" fn RECEIVE_QUEUING_MESSAGE(
         let buf = buffer_out(message_addr, s.max_message_size)?;
         receive_queuing_message(queuing_port_id, time_out, buf)
     });
-    put(length, *r.as_ref().unwrap_or(&0) as i32);
-    rc(return_code, &r);
+    // After an overflow the message is delivered (LENGTH set) with RETURN_CODE INVALID_CONFIG.
+    put(length, r.as_ref().map_or(0, |m| m.length as i32));
+    rc(return_code, &r.and_then(|m| m.return_code()));
 }
 
 /// # Safety

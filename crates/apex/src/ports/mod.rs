@@ -8,7 +8,8 @@ mod queuing;
 mod sampling;
 
 pub use queuing::{
-    clear_queuing_port, create_queuing_port, get_queuing_port_id, get_queuing_port_status, receive_queuing_message, send_queuing_message,
+    ReceivedMessage, clear_queuing_port, create_queuing_port, get_queuing_port_id, get_queuing_port_status, receive_queuing_message,
+    send_queuing_message,
 };
 pub use sampling::{
     create_sampling_port, get_sampling_port_current_status, get_sampling_port_id, get_sampling_port_status, read_sampling_message,

@@ -1,9 +1,11 @@
 //! Queuing ports: a bounded FIFO of messages from one source partition to one destination.
-//! A message is never lost: a sender finding the queue full waits (or gets NOT_AVAILABLE /
-//! TIMED_OUT), as the standard asks. Processes of this partition waiting on a port are in its
-//! wait queue (`waitq`, FIFO or PRIORITY): they sleep on the channel's shared futex word (the
-//! other partition changes and wakes it), and whoever finds the channel ready serves them in
-//! the queue's order, handing each its message (or taking each one's message) directly.
+//! A partition's sender finding the queue full waits (or gets NOT_AVAILABLE / TIMED_OUT), as
+//! the standard asks; a source that cannot wait (a UDP link of the module) loses the message
+//! and notes the overflow, which the next receive reports as INVALID_CONFIG with its message.
+//! Processes of this partition waiting on a port are in its wait queue (`waitq`, FIFO or
+//! PRIORITY): they sleep on the channel's shared futex word (the other partition changes and
+//! wakes it), and whoever finds the channel ready serves them in the queue's order, handing
+//! each its message (or taking each one's message) directly.
 
 use super::{PortDirection, PortTable, QueuingPortId, check_create, check_init_mode, check_length, configured, map};
 use crate::QueuingDiscipline;
@@ -14,7 +16,7 @@ use crate::runtime::{Runtime, rt};
 use crate::sys::{self, Futex};
 use crate::types::*;
 use crate::waitq::{self, Outcome, SATISFIED, WaitOn, WaitQueue};
-use partita_abi::ports::{CONSUMER_PAGE_BYTES, KIND_QUEUING, PortEntry, QueuingArea, SOURCE, queuing_area_bytes};
+use partita_abi::ports::{CONSUMER_PAGE_BYTES, KIND_QUEUING, Popped, PortEntry, QueuingArea, SOURCE, queuing_area_bytes};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 pub struct QueuingPort {
@@ -27,6 +29,25 @@ pub struct QueuingPort {
 }
 
 static PORTS: PortTable<QueuingPort> = PortTable::new();
+
+/// Wake-up result of a waiting receiver handed a message that follows an overflow.
+const SATISFIED_AFTER_OVERFLOW: u32 = SATISFIED + 1;
+
+/// What RECEIVE_QUEUING_MESSAGE delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReceivedMessage {
+    pub length: usize,
+    /// Messages were lost to a full queue since the previous receive: the standard's
+    /// RETURN_CODE is then INVALID_CONFIG, with this message delivered all the same.
+    pub overflowed: bool,
+}
+
+impl ReceivedMessage {
+    /// The return code the standard gives this receive.
+    pub fn return_code(&self) -> ApexResult<()> {
+        if self.overflowed { Err(ErrorReturnCode::InvalidConfig) } else { Ok(()) }
+    }
+}
 
 /// QUEUING_PORT_STATUS_TYPE.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,12 +123,12 @@ impl QueuingPort {
     }
 
     /// Takes the oldest message and wakes the source if it waits for room.
-    fn pop(&self, _c: &Critical<'_>, buf: &mut [u8]) -> Option<usize> {
+    fn pop(&self, _c: &Critical<'_>, buf: &mut [u8]) -> Option<Popped> {
         let got = self.area.pop(buf);
         if got.is_some() && self.area.header.sender_waiting.load(Ordering::SeqCst) != 0 {
             sys::futex_wake(&self.area.consumer.tail, i32::MAX, Futex::Shared);
         }
-        got.map(|n| n as usize)
+        got
     }
 
     /// The word this partition's waiters sleep on, and the flag that tells the other side.
@@ -126,23 +147,24 @@ impl QueuingPort {
             // SAFETY: a waiter's record points to its buffer (receive: writable, send: readable)
             // of `len` bytes, valid while it is in the queue.
             let area = unsafe { std::slice::from_raw_parts_mut(rec.addr(), rec.len().max(0) as usize) };
-            let done = match self.direction {
-                PortDirection::Destination => self.pop(c, area).map(|n| rec.set_len(n as i64)).is_some(),
-                PortDirection::Source => self.push(c, area),
+            let result = match self.direction {
+                PortDirection::Destination => self.pop(c, area).map(|m| {
+                    rec.set_len(i64::from(m.length));
+                    if m.overflowed { SATISFIED_AFTER_OVERFLOW } else { SATISFIED }
+                }),
+                PortDirection::Source => self.push(c, area).then_some(SATISFIED),
             };
-            if !done {
-                break;
-            }
-            self.waiters.wake(c, rt, i, SATISFIED);
+            let Some(result) = result else { break };
+            self.waiters.wake(c, rt, i, result);
         }
         if self.waiters.is_empty() {
             self.wait_words().1.store(0, Ordering::SeqCst);
         }
     }
 
-    /// Waits in the port's queue until served (Ok: the length of the message received or
-    /// sent), per the standard's rules for a resource that is not available.
-    fn wait(&'static self, c: Critical<'_>, rt: &Runtime, time_out: SystemTime, data: (*mut u8, usize)) -> ApexResult<usize> {
+    /// Waits in the port's queue until served (Ok: the message received, or the length of the
+    /// one sent), per the standard's rules for a resource that is not available.
+    fn wait(&'static self, c: Critical<'_>, rt: &Runtime, time_out: SystemTime, data: (*mut u8, usize)) -> ApexResult<ReceivedMessage> {
         if time_out == 0 {
             return Err(ErrorReturnCode::NotAvailable);
         }
@@ -157,16 +179,17 @@ impl QueuingPort {
         slot.wait.set_data(data.0, data.1 as i64);
         self.waiters.enqueue(&c, rt, index);
         let (word, flag) = self.wait_words();
+        let served = |result: u32| ReceivedMessage { length: slot.wait.len() as usize, overflowed: result == SATISFIED_AFTER_OVERFLOW };
         let mut c = c;
         loop {
             flag.store(1, Ordering::SeqCst);
             let seen = word.load(Ordering::SeqCst);
             self.serve(&c, rt);
             if !slot.wait.is_queued() {
-                return Ok(slot.wait.len() as usize);
+                return Ok(served(slot.wait.result()));
             }
             match waitq::block(c, rt, index, deadline, WaitOn::Word { word, seen, kind: Futex::Shared }) {
-                Outcome::Woken(_) => return Ok(slot.wait.len() as usize),
+                Outcome::Woken(result) => return Ok(served(result)),
                 Outcome::TimedOut => {
                     let c = Critical::enter(rt);
                     if self.waiters.is_empty() {
@@ -203,8 +226,8 @@ pub fn send_queuing_message(id: QueuingPortId, message: &[u8], time_out: SystemT
 }
 
 /// RECEIVE_QUEUING_MESSAGE: the oldest message into `buf` (which should hold the port's
-/// maximum message size), returning its length.
-pub fn receive_queuing_message(id: QueuingPortId, time_out: SystemTime, buf: &mut [u8]) -> ApexResult<usize> {
+/// maximum message size), with its length and whether an overflow precedes it.
+pub fn receive_queuing_message(id: QueuingPortId, time_out: SystemTime, buf: &mut [u8]) -> ApexResult<ReceivedMessage> {
     let p = PORTS.get(id)?;
     check_time_out(time_out)?;
     if p.direction != PortDirection::Destination {
@@ -213,9 +236,9 @@ pub fn receive_queuing_message(id: QueuingPortId, time_out: SystemTime, buf: &mu
     let rt = rt();
     let c = Critical::enter(rt);
     if p.waiters.is_empty()
-        && let Some(n) = p.pop(&c, buf)
+        && let Some(m) = p.pop(&c, buf)
     {
-        return Ok(n);
+        return Ok(ReceivedMessage { length: m.length as usize, overflowed: m.overflowed });
     }
     p.wait(c, rt, time_out, (buf.as_mut_ptr(), buf.len()))
 }

@@ -5,7 +5,9 @@
 //! is the local address the thread listens on: it writes each accepted datagram into the
 //! channel as its source would. Datagrams are sequence-numbered and size-checked
 //! (`partita_abi::ports::decode_datagram`); malformed or stale ones are counted and dropped,
-//! never delivered, and so is a message that finds the destination queue full.
+//! never delivered, and so is a message that finds the destination queue full: that one is
+//! noted in the queue too, so the destination's next receive reports the overflow
+//! (INVALID_CONFIG with its message, as ARINC 653 Part 1 asks).
 
 use crate::backend::rt;
 use partita_abi::ports::{
@@ -45,7 +47,7 @@ pub struct Counters {
     pub received: AtomicU64,
     pub malformed: AtomicU64,
     pub stale: AtomicU64,
-    /// Accepted but the destination queue was full.
+    /// Accepted but the destination queue was full (lost; the destination is told).
     pub dropped: AtomicU64,
 }
 
@@ -120,7 +122,7 @@ impl Link {
             }
             return;
         }
-        while let Some(n) = self.queuing().and_then(|q| q.pop(buf)) {
+        while let Some(n) = self.queuing().and_then(|q| q.pop(buf)).map(|m| m.length) {
             self.sequence += 1;
             let seq = self.sequence;
             self.send(&buf[..n as usize], seq);
@@ -148,6 +150,7 @@ impl Link {
                 self.sampling().write(msg, rt::now_ns());
             } else if let Some(q) = self.queuing() {
                 if !q.push(msg) {
+                    q.note_overflow();
                     self.counters.dropped.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
