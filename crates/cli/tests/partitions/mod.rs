@@ -39,22 +39,26 @@ pub fn build(name: &str, dir: &Path) -> PathBuf {
     out
 }
 
-/// A directory with this build's `libpartita_apex.a`. `cargo build` puts it next to the
-/// binary; `cargo test` leaves it as target/<profile>/deps/libpartita_apex-HASH.a.
+/// A directory with this build's `libpartita_apex.a`: the newest of the copy `cargo build`
+/// puts next to the binary and the target/<profile>/deps/libpartita_apex-HASH.a that `cargo
+/// test` leaves (the copy next to the binary is stale after a `cargo test` of changed code).
 pub fn static_library_dir(scratch: &Path) -> PathBuf {
     let profile = assert_cmd::cargo::cargo_bin!("partita").parent().unwrap().to_path_buf();
-    if profile.join("libpartita_apex.a").is_file() {
-        return profile;
-    }
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     let newest = std::fs::read_dir(profile.join("deps"))
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("libpartita_apex-") && e.file_name().to_string_lossy().ends_with(".a"))
-        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            name.starts_with("libpartita_apex-") && name.ends_with(".a")
+        })
+        .chain(Some(profile.join("libpartita_apex.a")).filter(|p| p.is_file()))
+        .max_by_key(|p| modified(p))
         .unwrap_or_else(|| panic!("no libpartita_apex.a under {}", profile.display()));
     let dir = scratch.join("lib");
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(newest.path(), dir.join("libpartita_apex.a")).unwrap();
+    std::fs::copy(&newest, dir.join("libpartita_apex.a")).unwrap();
     dir
 }
 
