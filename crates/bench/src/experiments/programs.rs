@@ -137,6 +137,9 @@ extern "C" fn count_process() {
     let mut switch_lost: Vec<i64> = Vec::with_capacity(if others > 0 { ((to - from) / others.max(1) + 16) as usize } else { 0 });
     let mut paused = 0i64;
     let mut count: u64 = 0;
+    // Counting speed away from switches (from STEADY_AFTER_NS after one on): this partition's
+    // own reference, whatever its process's speed on this machine.
+    let (mut steady_count, mut steady_ns, mut switched_at) = (0u64, 0i64, i64::MIN / 2);
     let mut last = get_time();
     loop {
         for _ in 0..1024 {
@@ -145,8 +148,12 @@ extern "C" fn count_process() {
         let now = get_time();
         if others > 0 && now - last > others / 2 {
             switch_lost.push(now - last - others);
+            switched_at = now;
         } else if now - last > PAUSE_NS {
             paused += now - last;
+        } else if now - switched_at > STEADY_AFTER_NS {
+            steady_count += 1024;
+            steady_ns += now - last;
         }
         last = now;
         if now >= to {
@@ -155,6 +162,9 @@ extern "C" fn count_process() {
     }
     report_sample("count", count as f64);
     report_sample("paused_ns", paused as f64);
+    if steady_ns > 0 {
+        report_sample("steady_count_per_s", steady_count as f64 / steady_ns as f64 * 1e9);
+    }
     if !switch_lost.is_empty() {
         switch_lost.sort_unstable();
         report_sample("switch_lost_ns", switch_lost[switch_lost.len() / 2] as f64);
@@ -164,6 +174,8 @@ extern "C" fn count_process() {
 
 /// A pause in counting longer than this is not counting (one round of the loop takes < 1 us).
 const PAUSE_NS: i64 = 3_000;
+/// After a switch, caches and predictors may still be warming up: not steady yet.
+const STEADY_AFTER_NS: i64 = 200_000;
 
 /// `count FROM_NS TO_NS [OTHERS_NS]` (module times; OTHERS_NS: the other partitions' planned
 /// time between the end of one of its windows and the start of the next).

@@ -52,20 +52,18 @@ impl Experiment for SlotLoss {
     }
     fn description(&self) -> &'static str {
         "Three partitions take turns on CPU 1 in equal slots SD (major frame 3 SD); each counts as fast as it can between \
-         two frame boundaries of module time and prints its count. raw_loss_pct = 1 - count / mean count at the largest slot \
-         of the same invocation (the reference, 1000 ms in a full run, as in seed 001; 100 ms with --quick). On this virtual \
-         machine the host takes about 1 % of the time in pauses of microseconds to milliseconds, unevenly from run to run \
-         (paused_pct: pauses over 3 us inside a partition's windows, measured by the partition); seed 001 ran on bare metal. \
-         loss_pct is the same loss computed on the counting speed over the time left once those pauses are taken out, the \
-         figure compared with the model (a pause inside a window counts as host time whatever caused it). Beside it the \
-         model of seed 001, PL = n*PCS/sum(SD) (model_loss_pct), evaluated with the median PCS measured in the same run, and \
-         the same model with the whole time a window loses (switch in plus the scheduler's early stop before the next \
-         boundary, window_lost_ns, from the trace; model_lost_loss_pct), and with what each window lost as the counting \
-         partitions saw it from their own clock reads (a pause beyond the other partitions' windows: the early stop, the \
-         scheduler's wake-up and the switch in, switch_lost_ns; model_switch_loss_pct, the one to compare). Differs from seed 001: a 2-core x86 VM, not a LEON/Atom board; no \
-         reader partition; host noise (about 1 % of time lost to the hypervisor here) is of the order of the smallest losses. \
-         A window in which the partition did not run at all counts as wholly lost in window_lost_ns; model_lost_loss_pct uses \
-         the mean of window_lost_ns, model_loss_pct the median PCS."
+         two frame boundaries of module time, prints its count and notes every pause in its counting. loss_pct, the figure \
+         compared with the model: 1 - count / (its own steady counting speed, measured away from switches, x its planned \
+         window time less the host's pauses inside its windows, paused_pct). raw_loss_pct = 1 - count / mean count at the \
+         largest slot of the same invocation (the reference, 1000 ms in a full run, as in seed 001; 100 ms with --quick) and \
+         speed_loss_pct the same on counting speed: on this virtual machine the partitions' processes differ in speed by up \
+         to about 1 % from run to run (the host's other work, page placement), more than the loss at 10 ms, so these two \
+         are noise beyond a few percent; seed 001 ran on bare metal. Beside them the model of seed 001, PL = n*PCS/sum(SD), \
+         with PCS = what each switch took from the partition as it saw it: a pause spanning the other partitions' windows, \
+         minus those windows (the scheduler's early stop, its wake-up and the switch in; switch_lost_ns, the median per \
+         partition; model_switch_loss_pct); with the trace's PCS (partition_running - planned, model_loss_pct); and with the \
+         trace's time lost per window (window_lost_ns, model_lost_loss_pct; a window in which the partition did not run \
+         counts whole). Differs from seed 001: a 2-core x86 VM, not a LEON/Atom board; no reader partition."
     }
     fn backends(&self) -> &'static [Backend] {
         &[Backend::Process]
@@ -104,6 +102,15 @@ impl Experiment for SlotLoss {
         // Counting speed over the time the host left to the partitions (see the description).
         let paused = reported("paused_ns");
         let rates: Vec<f64> = counts.iter().zip(&paused).map(|(c, p)| c / ((to - from) as f64 - p)).collect();
+        // Each partition against its own steady counting speed over all its planned window time.
+        let steady = reported("steady_count_per_s");
+        let windows = ((to - from) / maf) as f64;
+        let own_loss: Vec<f64> = counts
+            .iter()
+            .zip(&steady)
+            .zip(&paused)
+            .map(|((c, s), p)| (1.0 - c / (s * (windows * slot as f64 - p) / 1e9)) * 100.0)
+            .collect();
         if counts.len() != PARTITIONS {
             ctx.note(format!(
                 "{slot_ms} ms slots: {} of {PARTITIONS} partitions did not report a count before the run ended (see window_lost_ns)",
@@ -143,8 +150,11 @@ impl Experiment for SlotLoss {
             ctx.sample("reference_count", Unit::Count, reference);
             ctx.samples("raw_loss_pct", Unit::Percent, counts.iter().map(|c| (1.0 - c / reference) * 100.0));
         }
+        if own_loss.len() == counts.len() && !own_loss.is_empty() {
+            ctx.samples("loss_pct", Unit::Percent, own_loss);
+        }
         if !rates.is_empty() {
-            ctx.samples("loss_pct", Unit::Percent, rates.iter().map(|r| (1.0 - r / reference_rate) * 100.0));
+            ctx.samples("speed_loss_pct", Unit::Percent, rates.iter().map(|r| (1.0 - r / reference_rate) * 100.0));
             ctx.samples("paused_pct", Unit::Percent, paused.iter().map(|p| p / (to - from) as f64 * 100.0));
         }
         if let Some(pcs_s) = Summary::of(&pcs) {
