@@ -215,8 +215,9 @@ fn partitions_die_with_a_killed_module() {
     let busy = format!("while :; do :; done # {marker}");
     let config = module(dir.path(), &[("A", &busy), ("B", &busy)]);
     let _machine = machine::machine_lock();
+    // Killed, the module cannot restore real-time throttling: leave it alone.
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("partita"))
-        .args(["run", config.to_str().unwrap(), "--duration", "60s"])
+        .args(["run", config.to_str().unwrap(), "--duration", "60s", "--keep-rt-throttling"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -351,7 +352,9 @@ fn run_lifts_real_time_throttling_while_it_runs_and_restores_it() {
     let dir = tempfile::tempdir().unwrap();
     let config = module(dir.path(), &[("A", "sleep 60"), ("B", "sleep 60"), ("C", "sleep 60")]);
     let _machine = machine::machine_lock();
-    let original = rt_runtime();
+    // The value before any run lifted it: a killed run leaves -1 and its saved value behind.
+    let saved = std::fs::read_to_string("/run/partita-rt-runtime").unwrap_or_default().trim().to_string();
+    let original = if saved.is_empty() { rt_runtime() } else { saved };
     // Throttling on as on a default Debian (put back as found at the end).
     std::fs::write(RT_RUNTIME, "950000").unwrap();
     let (seen, after, stderr) = run_watching_rt_runtime(&config, &[]);
