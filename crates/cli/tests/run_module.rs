@@ -274,23 +274,22 @@ fn idle_poll_keeps_a_lowest_priority_spinner_on_each_module_cpu() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // The spinners start with the schedulers: look until both are there or the run ends.
+    let expected = [
+        ("partita-idle0".to_string(), (libc::SCHED_FIFO, 1), "0".to_string()),
+        ("partita-idle1".to_string(), (libc::SCHED_FIFO, 1), "1".to_string()),
+    ];
+    // The spinners start with the schedulers, then pin themselves and take their priority:
+    // look until both are settled or the run ends.
     let tasks = std::path::PathBuf::from(format!("/proc/{}/task", child.id()));
-    let mut spinners = idle_spinners(&tasks);
-    while spinners.len() < 2 && child.try_wait().unwrap().is_none() {
+    let mut spinners = Vec::new();
+    while spinners != expected && child.try_wait().unwrap().is_none() {
         std::thread::sleep(std::time::Duration::from_millis(50));
         spinners = idle_spinners(&tasks);
+        spinners.sort();
     }
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    spinners.sort();
-    assert_eq!(
-        spinners,
-        [
-            ("partita-idle0".to_string(), (libc::SCHED_FIFO, 1), "0".to_string()),
-            ("partita-idle1".to_string(), (libc::SCHED_FIFO, 1), "1".to_string())
-        ]
-    );
+    assert_eq!(spinners, expected);
 }
 
 /// The `partita-idle*` threads under /proc/PID/task: (name, (policy, real-time priority), allowed CPUs).
