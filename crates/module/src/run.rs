@@ -24,7 +24,7 @@ use std::time::Duration;
 /// Priority of the lifecycle thread: above every partition thread, below the schedulers.
 const LIFECYCLE_PRIORITY: i32 = 95;
 /// Below every partition thread (ARINC priorities map to 11 and up, include/ARINC653.h).
-pub const IDLE_POLL_PRIORITY: i32 = 1;
+const IDLE_POLL_PRIORITY: i32 = 1;
 
 /// A callback for the live status.
 pub type Tick = Box<dyn FnMut(&RunState) + Send>;
@@ -362,7 +362,7 @@ fn rt_throttling(opts: &RunOptions) -> Result<Option<RtThrottle>, String> {
         found.describe()
     );
     if opts.keep_rt_throttling {
-        eprintln!("partita: warning: {cost}; windows can start up to {} late", found.describe().split(" of").next().unwrap_or(""));
+        eprintln!("partita: warning: {cost}; windows can start up to {} ms late", found.stalled_ms());
         return Ok(None);
     }
     match RtThrottle::lift() {

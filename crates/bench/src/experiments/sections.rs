@@ -211,7 +211,7 @@ pub fn slot_loss(e: &dyn Experiment, data: &ExperimentData, published: &Publishe
         }
     }
     h += &table(&rows);
-    h += "<p>Measured loss: the work each partition did against its own steady counting speed over its planned window time less the host's pauses (mean of the 3 partitions). The model uses what each switch took from the partitions as they saw it. raw_loss_pct and speed_loss_pct below compare counts with the largest slot of the invocation, as seed 001 did; on this virtual machine they carry about 1 % of run-to-run noise.</p>";
+    h += "<p>Measured loss: the work each partition did against its own steady counting speed over its planned window time less the host's pauses (mean of the 3 partitions). The model uses what each switch took from the partitions as they saw it. raw_loss_pct below compares counts with the largest slot of the invocation, as seed 001 did; on this virtual machine it carries about 1 % of run-to-run noise.</p>";
     let positive = |v: &[(f64, f64)]| v.iter().copied().filter(|p| p.1 > 0.0).collect::<Vec<_>>();
     let series = vec![
         Series::new("Partita measured", positive(&measured)).markers(),

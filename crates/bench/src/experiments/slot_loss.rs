@@ -16,9 +16,8 @@ pub struct SlotLoss;
 /// each partition printing its own count).
 const PARTITIONS: usize = 3;
 
-/// Mean count and counting speed per partition at the largest slot of this invocation: the
-/// reference (0 % loss).
-static REFERENCE: Mutex<Option<(i64, f64, f64)>> = Mutex::new(None);
+/// Mean count per partition at the largest slot of this invocation: seed 001's reference (0 % loss).
+static REFERENCE: Mutex<Option<(i64, f64)>> = Mutex::new(None);
 
 /// Time each window loses: (partition_running - planned start) + (planned end - window_end),
 /// i.e. the switch in and the scheduler's early stop, for windows ending in (from, to]; a whole
@@ -55,10 +54,9 @@ impl Experiment for SlotLoss {
          two frame boundaries of module time, prints its count and notes every pause in its counting. loss_pct, the figure \
          compared with the model: 1 - count / (its own steady counting speed, measured away from switches, x its planned \
          window time less the host's pauses inside its windows, paused_pct). raw_loss_pct = 1 - count / mean count at the \
-         largest slot of the same invocation (the reference, 1000 ms in a full run, as in seed 001; 100 ms with --quick) and \
-         speed_loss_pct the same on counting speed: on this virtual machine the partitions' processes differ in speed by up \
-         to about 1 % from run to run (the host's other work, page placement), more than the loss at 10 ms, so these two \
-         are noise beyond a few percent; seed 001 ran on bare metal. Beside them the model of seed 001, PL = n*PCS/sum(SD), \
+         largest slot of the same invocation (the reference, 1000 ms in a full run, as in seed 001; 100 ms with --quick): on \
+         this virtual machine the partitions' processes differ in speed by up to about 1 % from run to run (the host's \
+         other work, page placement), more than the loss at 10 ms, so it is noise beyond a few percent; seed 001 ran on bare metal. Beside them the model of seed 001, PL = n*PCS/sum(SD), \
          with PCS = what each switch took from the partition as it saw it: a pause spanning the other partitions' windows, \
          minus those windows (the scheduler's early stop, its wake-up and the switch in; switch_lost_ns, the median per \
          partition; model_switch_loss_pct); with the trace's PCS (partition_running - planned, model_loss_pct); and with the \
@@ -99,9 +97,7 @@ impl Experiment for SlotLoss {
             (1..=PARTITIONS).filter_map(|i| run.samples(&format!("C{i}")).into_iter().find(|(m, _)| m == metric).map(|(_, v)| v)).collect()
         };
         let counts = reported("count");
-        // Counting speed over the time the host left to the partitions (see the description).
         let paused = reported("paused_ns");
-        let rates: Vec<f64> = counts.iter().zip(&paused).map(|(c, p)| c / ((to - from) as f64 - p)).collect();
         // Each partition against its own steady counting speed over all its planned window time.
         let steady = reported("steady_count_per_s");
         let windows = ((to - from) / maf) as f64;
@@ -117,16 +113,16 @@ impl Experiment for SlotLoss {
                 PARTITIONS - counts.len()
             ));
         }
-        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-        let (reference, reference_rate) = if counts.is_empty() || rates.len() != counts.len() {
-            (f64::NAN, f64::NAN)
+        let mean = counts.iter().sum::<f64>() / counts.len().max(1) as f64;
+        let reference = if counts.is_empty() {
+            f64::NAN
         } else {
             let mut r = REFERENCE.lock().unwrap_or_else(|e| e.into_inner());
             match *r {
-                Some((s, c, rate)) if s >= slot_ms => (c, rate),
+                Some((s, c)) if s >= slot_ms => c,
                 _ => {
-                    *r = Some((slot_ms, mean(&counts), mean(&rates)));
-                    (mean(&counts), mean(&rates))
+                    *r = Some((slot_ms, mean));
+                    mean
                 }
             }
         };
@@ -153,10 +149,7 @@ impl Experiment for SlotLoss {
         if own_loss.len() == counts.len() && !own_loss.is_empty() {
             ctx.samples("loss_pct", Unit::Percent, own_loss);
         }
-        if !rates.is_empty() {
-            ctx.samples("speed_loss_pct", Unit::Percent, rates.iter().map(|r| (1.0 - r / reference_rate) * 100.0));
-            ctx.samples("paused_pct", Unit::Percent, paused.iter().map(|p| p / (to - from) as f64 * 100.0));
-        }
+        ctx.samples("paused_pct", Unit::Percent, paused.iter().map(|p| p / (to - from) as f64 * 100.0));
         if let Some(pcs_s) = Summary::of(&pcs) {
             ctx.sample("model_loss_pct", Unit::Percent, performance_loss(pcs_s.median, &slots) * 100.0);
         }

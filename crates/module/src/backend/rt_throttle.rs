@@ -40,9 +40,14 @@ impl Throttling {
         self.runtime_us >= 0 && self.runtime_us < self.period_us
     }
 
+    /// How long a busy CPU's real-time threads are stopped each period (ms).
+    pub fn stalled_ms(&self) -> i64 {
+        (self.period_us - self.runtime_us) / 1000
+    }
+
     /// What a busy CPU loses, for messages: "50 ms of every 1000 ms".
     pub fn describe(&self) -> String {
-        format!("{} ms of every {} ms", (self.period_us - self.runtime_us) / 1000, self.period_us / 1000)
+        format!("{} ms of every {} ms", self.stalled_ms(), self.period_us / 1000)
     }
 }
 
