@@ -558,9 +558,14 @@ pub(crate) fn cpu_list(cpus: &[u32]) -> String {
     cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
 }
 
-/// SIGKILLs everything in one cgroup directory (v2 `cgroup.kill` when present, which covers
+/// Demotes every thread to the normal policy ([`super::rt::demote_threads`]), SIGKILLs everything in one cgroup directory (v2 `cgroup.kill` when present, which covers
 /// descendants), then thaws it: v1-frozen tasks only die once thawed.
 fn kill_dir(dir: &Path) {
+    for threads in ["cgroup.threads", "tasks"] {
+        if let Ok(tids) = read_pids(&dir.join(threads)) {
+            super::rt::demote_threads(tids);
+        }
+    }
     if write_file(&dir.join("cgroup.kill"), "1").is_err() {
         for pid in read_pids(&dir.join("cgroup.procs")).unwrap_or_default() {
             // SAFETY: kill(2) with a pid read from the cgroup and SIGKILL.

@@ -104,6 +104,27 @@ pub fn set_current_normal() -> io::Result<()> {
     Ok(())
 }
 
+/// Moves threads `tids` to `SCHED_OTHER` before they are killed. A thread that dies at a
+/// real-time priority can spin in the kernel's exit path (release_task -> d_walk on Linux
+/// 6.18) waiting for a lower-priority sibling on its CPU that it never lets run, which holds
+/// the CPU until reboot; at the normal policy every dying thread gets the CPU in turn.
+/// Threads already gone are skipped.
+pub fn demote_threads(tids: impl IntoIterator<Item = i32>) {
+    let p = libc::sched_param { sched_priority: 0 };
+    for tid in tids {
+        // SAFETY: sched_setscheduler on a thread id with a valid policy and parameter; a
+        // vanished or foreign id only makes the call fail.
+        unsafe { libc::sched_setscheduler(tid, libc::SCHED_OTHER, &p) };
+    }
+}
+
+/// The thread ids of process `pid` (from /proc/<pid>/task; empty once it is gone).
+pub fn threads_of(pid: i32) -> Vec<i32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect())
+        .unwrap_or_default()
+}
+
 /// `mlockall(MCL_CURRENT | MCL_FUTURE)`: no page fault delays a scheduler thread.
 pub fn lock_memory() -> io::Result<()> {
     // SAFETY: plain system call with valid flags.

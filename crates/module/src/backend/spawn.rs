@@ -226,7 +226,9 @@ impl PartitionProcess {
         }
     }
 
+    /// SIGKILL, after moving every thread to the normal policy ([`super::rt::demote_threads`]).
     pub fn kill(&self) -> io::Result<()> {
+        super::rt::demote_threads(super::rt::threads_of(self.pid));
         self.signal(libc::SIGKILL)
     }
 
