@@ -6,6 +6,7 @@
 //! and errors injected with `partita run --inject`.
 
 use crate::backend::spawn::ExitStatus;
+use crate::backend::sys::cvt;
 use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SignalGate, SpawnSpec, StartState, frozen_to_stopped, spawn};
 use crate::hm::{Action, HmTables, code_name, code_of_exit, level_name};
 use crate::output::PartitionOutput;
@@ -111,10 +112,6 @@ pub struct Lifecycle<'a> {
     injections: Vec<Injection>,
     /// Per partition: an HM action waiting for the partition's next window (see `act_pending`).
     pending: Vec<Option<Action>>,
-}
-
-fn cvt(r: i32) -> io::Result<i32> {
-    if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r) }
 }
 
 fn eventfd() -> io::Result<OwnedFd> {
