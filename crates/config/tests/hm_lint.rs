@@ -59,7 +59,10 @@ fn entries_that_never_apply_are_named() {
                   <System_State_Entry SystemState="3"><Error_ID_Action ErrorIdentifier="5" Action="IDLE" ErrorCode="NUMERIC_ERROR"/></System_State_Entry>"#;
     let w = warnings(&config(sys, part, 64, false), "hm-never-applies");
     assert!(w.iter().any(|m| m.contains("ErrorIdentifier 4 of System_HM_Table") && m.contains("no ErrorCode")), "{w:?}");
-    assert!(w.iter().any(|m| m.contains("ErrorIdentifier 4 of the Partition_HM_Table of partition 1 \"Nav\"") && m.contains("decides nothing")), "{w:?}");
+    assert!(
+        w.iter().any(|m| m.contains("ErrorIdentifier 4 of the Partition_HM_Table of partition 1 \"Nav\"") && m.contains("decides nothing")),
+        "{w:?}"
+    );
     assert!(w.iter().any(|m| m.contains("SystemState 3") && m.contains("no meaning")), "{w:?}");
     // Coded entries in known states are silent.
     assert!(warnings(&config("", MV_IN_STATE_1, 64, false), "hm-never-applies").is_empty());
