@@ -21,6 +21,7 @@
 #![no_std]
 
 pub mod ports;
+pub mod untrusted;
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
@@ -412,6 +413,38 @@ impl<T: Copy, const N: usize> Ring<T, N> {
                 pos = self.head.load(Ordering::Relaxed);
             }
         }
+    }
+
+    /// Consumer side for a consumer that does not trust the producers (the module reading a
+    /// partition's ring): `tail` is the consumer's own position, kept outside the shared
+    /// memory (0 after [`Ring::init`]) and advanced here. Every shared word is read once and
+    /// checked by [`untrusted::ring_slot`]; the entry is copied out once. On garbage nothing is
+    /// advanced: the caller reports it and re-initializes the ring (or stops reading it).
+    pub fn pop_untrusted(&self, structure: &'static str, tail: &mut u64) -> Result<Option<T>, untrusted::Garbage> {
+        let pos = *tail;
+        let slot = &self.slots[(pos % N as u64) as usize];
+        let shared_tail = self.tail.load(Ordering::Relaxed);
+        let seq = slot.seq.load(Ordering::Acquire);
+        let head = self.head.load(Ordering::Relaxed);
+        match untrusted::ring_slot(structure, pos, shared_tail, head, seq, N as u64)? {
+            untrusted::RingSlot::Empty => Ok(None),
+            untrusted::RingSlot::Ready => {
+                // SAFETY: the slot lies inside the ring; a volatile copy of plain integers is
+                // valid whatever bytes a misbehaving producer left there (T is Copy and, for
+                // the rings used here, made of integers only), and it is read exactly once.
+                let e = unsafe { core::ptr::read_volatile(slot.event.get()) };
+                slot.seq.store(pos.wrapping_add(N as u64), Ordering::Release);
+                *tail = pos.wrapping_add(1);
+                self.tail.store(*tail, Ordering::Relaxed);
+                Ok(Some(e))
+            }
+        }
+    }
+
+    /// Takes the `dropped` counter (resetting it), for a consumer that does not trust it:
+    /// checked by [`untrusted::ring_dropped`] against the time since the previous take.
+    pub fn take_dropped_untrusted(&self, structure: &'static str, elapsed_ns: i64) -> Result<u64, untrusted::Garbage> {
+        untrusted::ring_dropped(structure, self.dropped.swap(0, Ordering::AcqRel), elapsed_ns)
     }
 
     /// Consumer side (one thread only).

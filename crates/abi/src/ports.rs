@@ -19,6 +19,7 @@
 use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering, fence};
 
 use crate::NAME_LEN;
+use crate::untrusted::{self, Garbage};
 
 /// File descriptor of the port directory in a partition program.
 pub const PORTS_FD: i32 = 5;
@@ -247,7 +248,10 @@ impl<'a> SamplingArea<'a> {
                 core::hint::spin_loop();
                 continue;
             }
-            let length = slot.length.load(Ordering::Relaxed).min(self.max);
+            // A length above the maximum (never written by a correct source) reads as empty.
+            let Ok(length) = untrusted::message_length("sampling_port", slot.length.load(Ordering::Relaxed), self.max) else {
+                return None;
+            };
             let written_ns = slot.written_ns.load(Ordering::Relaxed);
             let n = (length as usize).min(buf.len());
             load_words(data, &mut buf[..n]);
@@ -363,20 +367,35 @@ impl<'a> QueuingArea<'a> {
     }
 
     /// Destination side (one receiver at a time): takes the oldest message into `buf`; None
-    /// when empty.
+    /// when empty. A source that breaks the protocol (a head more than the depth ahead or
+    /// behind) reads as empty: stale slots are never delivered as messages.
     pub fn pop(&self, buf: &mut [u8]) -> Option<Popped> {
+        match self.pop_checked(buf) {
+            Ok(m) => m,
+            Err(g) if g.field == "length" => self.pop_checked(buf).ok().flatten(),
+            Err(_) => None,
+        }
+    }
+
+    /// [`QueuingArea::pop`] for a reader that reports garbage: a head out of range is
+    /// refused (nothing taken); a slot whose length exceeds the port's maximum is consumed
+    /// (so that the queue moves on) and refused.
+    pub fn pop_checked(&self, buf: &mut [u8]) -> Result<Option<Popped>, Garbage> {
         let tail = self.consumer.tail.load(Ordering::Relaxed);
         let head = self.header.head.load(Ordering::Acquire);
-        if head == tail {
-            return None;
+        if untrusted::queue_fill(head, tail, self.depth)? == 0 {
+            return Ok(None);
         }
         let (slot, data) = self.slot(tail);
-        let length = slot.length.load(Ordering::Relaxed).min(self.max);
+        let raw_length = slot.length.load(Ordering::Relaxed);
+        let checked = untrusted::message_length("queuing_port", raw_length, self.max);
+        let length = checked.unwrap_or(0);
         let n = (length as usize).min(buf.len());
         load_words(data, &mut buf[..n]);
         let overflowed = self.take_overflow();
         self.consumer.tail.store(tail.wrapping_add(1), Ordering::Release);
-        Some(Popped { length, overflowed })
+        checked?;
+        Ok(Some(Popped { length, overflowed }))
     }
 
     /// Destination side: drops every queued message, and the overflow not yet reported with

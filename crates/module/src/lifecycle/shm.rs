@@ -1,0 +1,147 @@
+//! The lifecycle thread's reads of partition-writable memory: the trace and HM rings, the
+//! request words, the operating mode and (through the scheduler threads) the probes. Every
+//! value goes through a decoder of [`partita_abi::untrusted`]; garbage becomes a `shm_garbage`
+//! trace event and the partition's ILLEGAL_REQUEST through the health monitor (at most once per
+//! structure every [`REPORT_INTERVAL_NS`], repeats counted), and the module goes on.
+
+use super::Lifecycle;
+use crate::partition_events::to_trace;
+use partita_abi::untrusted::{self, Garbage};
+use partita_abi::{HM_CAPACITY, HmReport, TRACE_CAPACITY, error_code};
+use partita_trace::Event;
+use std::sync::atomic::Ordering;
+
+/// Garbage of one structure of a partition is reported at most this often (a partition that
+/// keeps writing garbage must not fill the trace nor keep the health monitor busy).
+pub const REPORT_INTERVAL_NS: i64 = 10_000_000;
+
+/// The structures reported separately.
+const STRUCTURES: [&str; 5] = ["trace_ring", "hm_ring", "request", "status", "probe"];
+
+/// The module's private state of one partition's shared memory.
+#[derive(Default)]
+pub struct Guard {
+    /// The consumer positions of the partition's rings: the module's own copies (the shared
+    /// ones are only compared with them).
+    trace_tail: u64,
+    hm_tail: u64,
+    /// CLOCK_MONOTONIC of the last take of the trace ring's drop counter.
+    dropped_taken_ns: i64,
+    /// Per structure: when garbage was last reported, and how much since.
+    last_report_ns: [Option<i64>; STRUCTURES.len()],
+    suppressed: [u64; STRUCTURES.len()],
+}
+
+impl Guard {
+    pub fn new(now_ns: i64) -> Guard {
+        Guard { dropped_taken_ns: now_ns, ..Guard::default() }
+    }
+
+    /// The partition's rings were re-initialized (a restart): both positions are 0 again.
+    pub fn rings_reset(&mut self) {
+        self.trace_tail = 0;
+        self.hm_tail = 0;
+    }
+}
+
+impl Lifecycle<'_> {
+    /// Reports garbage partition `i` wrote (`repeats`: more of it seen by a scheduler thread).
+    pub(super) fn garbage(&mut self, i: usize, g: Garbage, repeats: u64) {
+        let now = crate::backend::rt::now_ns();
+        let s = STRUCTURES.iter().position(|&s| s == g.structure).unwrap_or(0);
+        let guard = &mut self.guards[i];
+        if guard.last_report_ns[s].is_some_and(|last| now - last < REPORT_INTERVAL_NS) {
+            guard.suppressed[s] = guard.suppressed[s].saturating_add(repeats.saturating_add(1));
+            return;
+        }
+        guard.last_report_ns[s] = Some(now);
+        let repeats = std::mem::take(&mut guard.suppressed[s]).saturating_add(repeats);
+        let partition = self.launches[i].id;
+        eprintln!("partita: partition {} wrote garbage into shared memory: {g}", self.launches[i].name);
+        self.sink.push(Event::ShmGarbage {
+            t: self.state.rel(now),
+            partition,
+            structure: g.structure.into(),
+            field: g.field.into(),
+            value: g.value,
+            repeats,
+        });
+        let state = self.system_state(i);
+        let no_process = self.live[i].process.is_none();
+        self.module_error(i, 0, state, error_code::ILLEGAL_REQUEST, no_process, "shm_garbage");
+    }
+
+    /// Moves partition `i`'s trace ring into the trace: at most one ring's worth per call.
+    pub(super) fn drain_trace_ring(&mut self, i: usize) {
+        let state = self.state;
+        let block = state.partitions[i].control.block();
+        let id = self.launches[i].id;
+        let cores =
+            state.plan.partitions[i].cores.iter().filter(|&&c| (c as usize) < partita_abi::MAX_CORES).fold(0u32, |m, &c| m | 1 << c);
+        let now = crate::backend::rt::now_ns();
+        for _ in 0..TRACE_CAPACITY {
+            match block.trace.pop_untrusted("trace_ring", &mut self.guards[i].trace_tail) {
+                Ok(None) => break,
+                Ok(Some(raw)) => match untrusted::trace_event(raw, cores, state.rel(now)) {
+                    Ok(e) => {
+                        if let Some(ev) = to_trace(id, &e) {
+                            self.sink.push(ev);
+                        }
+                    }
+                    Err(g) => self.garbage(i, g, 0),
+                },
+                Err(g) => {
+                    // The positions are lost: start the ring afresh (only a partition that broke
+                    // the protocol loses events by this).
+                    block.trace.init();
+                    self.guards[i].trace_tail = 0;
+                    self.garbage(i, g, 0);
+                    break;
+                }
+            }
+        }
+        let elapsed = now - self.guards[i].dropped_taken_ns;
+        self.guards[i].dropped_taken_ns = now;
+        match block.trace.take_dropped_untrusted("trace_ring", elapsed) {
+            Ok(0) => {}
+            Ok(count) => self.sink.push(Event::EventsDropped { t: state.rel(now), partition: id, count }),
+            Err(g) => self.garbage(i, g, 0),
+        }
+    }
+
+    /// The next reports of partition `i`'s HM ring (at most a ring's worth), checked.
+    pub(super) fn take_hm_reports(&mut self, i: usize) -> Vec<HmReport> {
+        let block = self.state.partitions[i].control.block();
+        let now = self.state.rel(crate::backend::rt::now_ns());
+        let mut out = Vec::new();
+        for _ in 0..HM_CAPACITY {
+            match block.hm.reports.pop_untrusted("hm_ring", &mut self.guards[i].hm_tail) {
+                Ok(None) => break,
+                Ok(Some(raw)) => match untrusted::hm_report(raw, now) {
+                    Ok(r) => out.push(r),
+                    Err(g) => self.garbage(i, g, 0),
+                },
+                Err(g) => {
+                    block.hm.reports.init();
+                    self.guards[i].hm_tail = 0;
+                    self.garbage(i, g, 0);
+                    break;
+                }
+            }
+        }
+        out
+    }
+
+    /// Checks what else partition `i` may have scribbled on: its operating mode, and the
+    /// probe garbage the scheduler threads noted.
+    pub(super) fn check_words(&mut self, i: usize) {
+        let state = self.state;
+        let m = state.partitions[i].control.block().status.operating_mode.load(Ordering::Acquire);
+        if let Err(g) = untrusted::operating_mode(m) {
+            self.garbage(i, g, 0);
+        }
+        if let Some((g, n)) = state.partitions[i].probe_garbage.take() {
+            self.garbage(i, g, n - 1);
+        }
+    }
+}
