@@ -129,6 +129,10 @@ fn garbage_in_shared_memory_is_refused_reported_and_harms_nobody() {
         let Event::HmEvent { partition, code, action, .. } = e else { unreachable!() };
         assert_eq!((*partition, code.as_str(), action.as_str()), (3, "ILLEGAL_REQUEST", "IGNORE"), "{e:?}");
     }
+    // It kept at it all run long, and the module kept refusing it (it was not stopped).
+    let last = r.events.iter().filter_map(|e| matches!(e, Event::ShmGarbage { .. }).then(|| e.t())).max().unwrap_or(0);
+    let end = i64::from(FRAMES) * 20_000_000;
+    assert!(last > end * 8 / 10, "last shm_garbage at {last} ns of {end}");
     // Reported at most every 10 ms per structure (5 structures): bounded, whatever it wrote.
     assert!(garbage.len() <= 5 * (FRAMES as usize * 20 / 10 + 10), "{} shm_garbage events", garbage.len());
 

@@ -404,6 +404,7 @@ impl<'a> Lifecycle<'a> {
                 // Its runtime takes it at its next window start: the error handler, if any.
                 let block = self.state.partitions[i].control.block();
                 block.hm.injected.fetch_or(1 << code, Ordering::AcqRel);
+                self.guards[i].note_injected(code);
             } else {
                 self.module_error(i, 0, state, code, !running, "injected");
             }

@@ -71,6 +71,12 @@ static uint64_t next_random(void) {
     return rng;
 }
 
+/* The request words are written by plausible() alone: a fill could post a valid request by
+ * chance (SET_PARTITION_MODE IDLE: the module would stop it, as asked). */
+static int request_word(const struct region *r, size_t off) {
+    return r->control && off >= off_request && off < off_request + 16;
+}
+
 static int kept(const struct region *r, size_t off) {
     return r->control && (off == (off_running & ~(size_t)7) || off == (off_seq & ~(size_t)7));
 }
@@ -85,6 +91,7 @@ static void fill(const struct region *r, int pattern) {
         default: v = (off / 8) % 5 | ((off / 8 + 1) % 5) << 32; break;
         }
         volatile uint64_t *w = (volatile uint64_t *)(r->base + off);
+        if (request_word(r, off)) continue;
         if (kept(r, off)) {
             /* Keep the protected u32, scribble on its neighbour. */
             volatile uint32_t *h = (volatile uint32_t *)w;
@@ -100,7 +107,9 @@ static void fill(const struct region *r, int pattern) {
 static void plausible(const struct region *r, unsigned round) {
     volatile uint32_t *req = (volatile uint32_t *)(r->base + off_request);
     volatile uint64_t *ring = (volatile uint64_t *)(r->base + off_trace);
-    uint32_t kinds[3][2] = { { 77, 0 }, { 1, 3 }, { 2, 999 } }; /* unknown kind; SET_MODE NORMAL; unknown schedule */
+    /* Unknown kind; SET_PARTITION_MODE(NORMAL); SET_MODULE_SCHEDULE of an unknown schedule. No
+     * mix of these words (the module may read them half-written) is a valid request. */
+    uint32_t kinds[3][2] = { { 77, 999 }, { 1, 3 }, { 2, 999 } };
     req[1] = kinds[round % 3][0];
     req[2] = kinds[round % 3][1];
     req[0] = req[3] + 1; /* seq != done: posted */

@@ -25,6 +25,9 @@ pub struct Guard {
     /// ones are only compared with them).
     trace_tail: u64,
     hm_tail: u64,
+    /// Error codes the module injected into the partition's runtime (`HmBlock::injected`): a
+    /// report flagged as injected must be one of them.
+    injected: u32,
     /// CLOCK_MONOTONIC of the last take of the trace ring's drop counter.
     dropped_taken_ns: i64,
     /// Per structure: when garbage was last reported, and how much since.
@@ -35,6 +38,11 @@ pub struct Guard {
 impl Guard {
     pub fn new(now_ns: i64) -> Guard {
         Guard { dropped_taken_ns: now_ns, ..Guard::default() }
+    }
+
+    /// The module handed error `code` to the partition's runtime as injected.
+    pub fn note_injected(&mut self, code: u32) {
+        self.injected |= 1 << code;
     }
 
     /// The partition's rings were re-initialized (a restart): both positions are 0 again.
@@ -118,6 +126,10 @@ impl Lifecycle<'_> {
             match block.hm.reports.pop_untrusted("hm_ring", &mut self.guards[i].hm_tail) {
                 Ok(None) => break,
                 Ok(Some(raw)) => match untrusted::hm_report(raw, now) {
+                    Ok(r) if r.to_handler & super::INJECTED != 0 && self.guards[i].injected & 1 << r.code == 0 => {
+                        // Claims an injection the module never made.
+                        self.garbage(i, Garbage::new("hm_ring", "to_handler", u64::from(r.to_handler)), 0)
+                    }
                     Ok(r) => out.push(r),
                     Err(g) => self.garbage(i, g, 0),
                 },
