@@ -227,6 +227,113 @@ pub fn message_length(structure: &'static str, length: u32, max: u32) -> Result<
     Ok(length)
 }
 
+/// Little-endian words taken from fuzzer bytes (zeros once they run out).
+struct Words<'a>(&'a [u8]);
+
+impl Words<'_> {
+    fn u64(&mut self) -> u64 {
+        let mut b = [0u8; 8];
+        let n = self.0.len().min(8);
+        b[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        u64::from_le_bytes(b)
+    }
+    fn u32(&mut self) -> u32 {
+        self.u64() as u32
+    }
+    fn i64(&mut self) -> i64 {
+        self.u64() as i64
+    }
+}
+
+/// One fuzzing input: `data` is read as the raw words of every structure a partition can
+/// write, and each decoder (and each untrusted reader: the ring consumer, the queuing and
+/// sampling readers) runs over them. Panics only if a decoder lets through what it must
+/// refuse, or panics itself (`fuzz/fuzz_targets/untrusted.rs`, `tests/untrusted.rs`).
+pub fn fuzz_one(data: &[u8]) {
+    use crate::ports::{CONSUMER_PAGE_BYTES, QueuingArea, SamplingArea, queuing_area_bytes, sampling_area_bytes};
+    use core::sync::atomic::Ordering;
+    let mut w = Words(data);
+    let now = w.i64();
+    let cores = w.u32();
+    let e = TraceEvent { t_ns: w.i64(), kind: w.u32(), core: w.u32(), a: w.i64(), b: w.i64() };
+    if let Ok(d) = trace_event(e, cores, now) {
+        assert_eq!(d, e, "a valid event decodes to itself");
+        assert!((d.core as usize) < MAX_CORES && cores & 1 << d.core != 0);
+        assert!(d.t_ns >= EARLIEST_EVENT_NS && d.t_ns <= now.saturating_add(CLOCK_SLACK_NS));
+    }
+    let r = HmReport { t_ns: w.i64(), code: w.u32(), process: w.u32() as i32, state: w.u32(), to_handler: w.u32() };
+    if let Ok(d) = hm_report(r, now) {
+        assert_eq!(d, r);
+        assert!(d.code < error_code::COUNT && d.process >= 0);
+    }
+    let (kind, arg) = (w.u32(), w.u32());
+    let known = w.u32();
+    if let Ok(req) = request(kind, arg, |id| id == known) {
+        assert!(matches!(req, Request::SetMode(mode::IDLE | mode::COLD_START | mode::WARM_START)) || req == Request::SetModuleSchedule(known));
+    }
+    let _ = operating_mode(w.u32());
+    let (planned, planned_shared, running, clock) = (w.i64(), w.i64(), w.i64(), w.i64());
+    if let Ok(Some(t)) = probe(planned, planned_shared, running, clock) {
+        assert!(t >= planned && t <= clock);
+    }
+    let elapsed = w.i64();
+    if let Ok(n) = ring_dropped("r", w.u64(), elapsed) {
+        assert!(n <= elapsed.max(1) as u64);
+    }
+
+    // A ring whose shared words are all the partition's.
+    // SAFETY: a ring is atomics and plain integers: all-zero bytes are a valid value.
+    let ring: crate::Ring<HmReport, 8> = unsafe { core::mem::zeroed() };
+    ring.head.store(w.u64(), Ordering::Relaxed);
+    ring.tail.store(w.u64(), Ordering::Relaxed);
+    ring.dropped.store(w.u64(), Ordering::Relaxed);
+    for s in &ring.slots {
+        s.seq.store(w.u64(), Ordering::Relaxed);
+    }
+    let mut tail = ring.tail.load(Ordering::Relaxed) ^ (w.u64() & 1);
+    for _ in 0..20 {
+        let before = tail;
+        match ring.pop_untrusted("r", &mut tail) {
+            Ok(Some(_)) => assert_eq!(tail, before.wrapping_add(1)),
+            Ok(None) => break,
+            Err(_) => {
+                assert_eq!(tail, before, "garbage advances nothing");
+                break;
+            }
+        }
+    }
+
+    // A queuing channel (max 16 bytes, depth 4) and a sampling one (max 16).
+    let max = 16;
+    let mut qdata = [0u64; queuing_area_bytes(16, 4) / 8];
+    let mut consumer = [0u64; CONSUMER_PAGE_BYTES / 8];
+    let mut sdata = [0u64; sampling_area_bytes(16) / 8];
+    for x in qdata.iter_mut().chain(consumer.iter_mut().take(2)).chain(sdata.iter_mut()) {
+        *x = w.u64();
+    }
+    // SAFETY: 8-aligned buffers of the sizes the layouts need, alive for the views' lifetime and
+    // only accessed through them.
+    let (q, s) = unsafe {
+        (
+            QueuingArea::from_raw(qdata.as_ptr().cast(), consumer.as_ptr().cast(), max, 4),
+            SamplingArea::from_raw(sdata.as_ptr().cast(), max),
+        )
+    };
+    let mut buf = [0u8; 16];
+    for _ in 0..6 {
+        match q.pop_checked(&mut buf) {
+            Ok(Some(m)) => assert!(m.length <= max),
+            Ok(None) => break,
+            Err(_) => {}
+        }
+    }
+    assert!(q.len() <= 4);
+    if let Some(m) = s.read(&mut buf) {
+        assert!(m.length <= max);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
