@@ -270,7 +270,9 @@ pub fn fuzz_one(data: &[u8]) {
     let (kind, arg) = (w.u32(), w.u32());
     let known = w.u32();
     if let Ok(req) = request(kind, arg, |id| id == known) {
-        assert!(matches!(req, Request::SetMode(mode::IDLE | mode::COLD_START | mode::WARM_START)) || req == Request::SetModuleSchedule(known));
+        assert!(
+            matches!(req, Request::SetMode(mode::IDLE | mode::COLD_START | mode::WARM_START)) || req == Request::SetModuleSchedule(known)
+        );
     }
     let _ = operating_mode(w.u32());
     let (planned, planned_shared, running, clock) = (w.i64(), w.i64(), w.i64(), w.i64());
@@ -315,10 +317,7 @@ pub fn fuzz_one(data: &[u8]) {
     // SAFETY: 8-aligned buffers of the sizes the layouts need, alive for the views' lifetime and
     // only accessed through them.
     let (q, s) = unsafe {
-        (
-            QueuingArea::from_raw(qdata.as_ptr().cast(), consumer.as_ptr().cast(), max, 4),
-            SamplingArea::from_raw(sdata.as_ptr().cast(), max),
-        )
+        (QueuingArea::from_raw(qdata.as_ptr().cast(), consumer.as_ptr().cast(), max, 4), SamplingArea::from_raw(sdata.as_ptr().cast(), max))
     };
     let mut buf = [0u8; 16];
     for _ in 0..6 {
