@@ -62,10 +62,13 @@ impl Lifecycle<'_> {
             guard.suppressed[s] = guard.suppressed[s].saturating_add(repeats.saturating_add(1));
             return;
         }
+        if guard.last_report_ns[s].is_none() {
+            // Once per structure on the console; the trace has every report.
+            eprintln!("partita: partition {} wrote garbage into shared memory: {g} (ILLEGAL_REQUEST)", self.launches[i].name);
+        }
         guard.last_report_ns[s] = Some(now);
         let repeats = std::mem::take(&mut guard.suppressed[s]).saturating_add(repeats);
         let partition = self.launches[i].id;
-        eprintln!("partita: partition {} wrote garbage into shared memory: {g}", self.launches[i].name);
         self.sink.push(Event::ShmGarbage {
             t: self.state.rel(now),
             partition,
