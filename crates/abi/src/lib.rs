@@ -20,6 +20,7 @@
 
 #![no_std]
 
+pub mod clock;
 pub mod ports;
 pub mod untrusted;
 

@@ -6,6 +6,7 @@
 //! and errors injected with `partita run --inject`.
 
 use crate::backend::spawn::ExitStatus;
+use crate::backend::sys::cvt;
 use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SignalGate, SpawnSpec, StartState, frozen_to_stopped, spawn};
 use crate::hm::{Action, HmTables, code_name, code_of_exit, level_name};
 use crate::output::PartitionOutput;
@@ -116,10 +117,6 @@ pub struct Lifecycle<'a> {
     pending: Vec<Option<Action>>,
     /// Per partition: the module's own view of its shared memory (see `shm`).
     guards: Vec<shm::Guard>,
-}
-
-fn cvt(r: i32) -> io::Result<i32> {
-    if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r) }
 }
 
 fn eventfd() -> io::Result<OwnedFd> {
