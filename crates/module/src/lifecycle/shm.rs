@@ -45,6 +45,23 @@ impl Guard {
         self.injected |= 1 << code;
     }
 
+    /// Whether garbage of `structure` seen at `now` (plus `repeats` more) is reported now:
+    /// `Some(repeats since the last report)`, or None (counted for the next report).
+    fn report_due(&mut self, structure: &str, now: i64, repeats: u64) -> Option<u64> {
+        let s = STRUCTURES.iter().position(|&s| s == structure).unwrap_or(0);
+        if self.last_report_ns[s].is_some_and(|last| now - last < REPORT_INTERVAL_NS) {
+            self.suppressed[s] = self.suppressed[s].saturating_add(repeats.saturating_add(1));
+            return None;
+        }
+        self.last_report_ns[s] = Some(now);
+        Some(std::mem::take(&mut self.suppressed[s]).saturating_add(repeats))
+    }
+
+    /// Nothing of `structure` was reported yet.
+    fn first_report(&self, structure: &str) -> bool {
+        STRUCTURES.iter().position(|&s| s == structure).is_none_or(|s| self.last_report_ns[s].is_none())
+    }
+
     /// The partition's rings were re-initialized (a restart): both positions are 0 again.
     pub fn rings_reset(&mut self) {
         self.trace_tail = 0;
@@ -56,18 +73,12 @@ impl Lifecycle<'_> {
     /// Reports garbage partition `i` wrote (`repeats`: more of it seen by a scheduler thread).
     pub(super) fn garbage(&mut self, i: usize, g: Garbage, repeats: u64) {
         let now = crate::backend::rt::now_ns();
-        let s = STRUCTURES.iter().position(|&s| s == g.structure).unwrap_or(0);
-        let guard = &mut self.guards[i];
-        if guard.last_report_ns[s].is_some_and(|last| now - last < REPORT_INTERVAL_NS) {
-            guard.suppressed[s] = guard.suppressed[s].saturating_add(repeats.saturating_add(1));
-            return;
-        }
-        if guard.last_report_ns[s].is_none() {
+        let first = self.guards[i].first_report(g.structure);
+        let Some(repeats) = self.guards[i].report_due(g.structure, now, repeats) else { return };
+        if first {
             // Once per structure on the console; the trace has every report.
             eprintln!("partita: partition {} wrote garbage into shared memory: {g} (ILLEGAL_REQUEST)", self.launches[i].name);
         }
-        guard.last_report_ns[s] = Some(now);
-        let repeats = std::mem::take(&mut guard.suppressed[s]).saturating_add(repeats);
         let partition = self.launches[i].id;
         self.sink.push(Event::ShmGarbage {
             t: self.state.rel(now),
@@ -158,5 +169,23 @@ impl Lifecycle<'_> {
         if let Some((g, n)) = state.partitions[i].probe_garbage.take() {
             self.garbage(i, g, n - 1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn garbage_is_reported_at_most_every_interval_per_structure_with_its_repeats() {
+        let mut g = Guard::new(0);
+        assert!(g.first_report("request"));
+        assert_eq!(g.report_due("request", 1_000, 0), Some(0));
+        assert!(!g.first_report("request"));
+        assert_eq!(g.report_due("request", 2_000, 0), None, "within the interval");
+        assert_eq!(g.report_due("request", 3_000, 4), None);
+        assert_eq!(g.report_due("trace_ring", 3_000, 0), Some(0), "another structure has its own interval");
+        assert_eq!(g.report_due("request", 1_000 + REPORT_INTERVAL_NS, 1), Some(1 + 5 + 1), "the suppressed ones are counted");
+        assert_eq!(g.report_due("request", 1_000 + 2 * REPORT_INTERVAL_NS, 0), Some(0));
     }
 }
