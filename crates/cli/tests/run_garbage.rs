@@ -155,11 +155,12 @@ fn garbage_in_shared_memory_is_refused_reported_and_harms_nobody() {
     assert!(s.shm_garbage > 0 && s.events_dropped < 1_000_000_000, "{s}");
 
     // Tx and Rx kept their windows: each started, and their probe ran for at least 99 % of
-    // them (a host stall may hide a few; the mechanism is what is asserted).
+    // them, besides the first (the program starts in it, before its probe thread): a host
+    // stall may hide a few; the mechanism is what is asserted.
     for id in [1u32, 2] {
         let starts = r.events.iter().filter(|e| matches!(e, Event::WindowStart { partition, .. } if *partition == id)).count();
         let running = r.events.iter().filter(|e| matches!(e, Event::PartitionRunning { partition, .. } if *partition == id)).count();
         assert_eq!(starts, FRAMES as usize, "partition {id} window starts");
-        assert!(running * 100 >= starts * 99, "partition {id}: probe ran in {running} of {starts} windows");
+        assert!((running + 1) * 100 >= starts * 99, "partition {id}: probe ran in {running} of {starts} windows");
     }
 }
