@@ -162,6 +162,16 @@ pub fn injections(total_s: u64, every_ms: u64) -> Vec<String> {
         .collect()
 }
 
+/// A module message with its numbers taken out (`partita: warning: ... N ms ...`), to count
+/// messages of one kind.
+pub fn message_kind(line: &str) -> String {
+    let mut kind: String = line.chars().map(|c| if c.is_ascii_digit() { '#' } else { c }).collect();
+    while kind.contains("##") {
+        kind = kind.replace("##", "#");
+    }
+    kind.chars().take(120).collect()
+}
+
 /// p50 / p99 / max of `v` in us, for a report line.
 fn pct_us(v: &[f64]) -> String {
     Summary::of(v).map_or("-".into(), |s| format!("{:.0}/{:.0}/{:.0}", s.median / 1e3, s.p99 / 1e3, s.max / 1e3))
@@ -321,15 +331,15 @@ impl Experiment for Soak {
         });
         let err = child.stderr.take().map(|s| {
             std::thread::spawn(move || {
-                let (mut lines, mut count) = (Vec::new(), 0u64);
+                let (mut lines, mut kinds) = (Vec::new(), BTreeMap::<String, u64>::new());
                 for line in std::io::BufReader::new(s).lines().map_while(Result::ok) {
-                    count += 1;
+                    *kinds.entry(message_kind(&line)).or_default() += 1;
                     lines.push(line);
                     if lines.len() > 200 {
                         lines.drain(..100);
                     }
                 }
-                (lines.join("\n"), count)
+                (lines.join("\n"), kinds)
             })
         });
         let mut s = Soaking {
@@ -398,10 +408,10 @@ impl Experiment for Soak {
         s.trace.feed(&events);
         s.chunks.feed(&events);
         s.chunks.check(true);
-        let (stderr, stderr_lines) = err.and_then(|h| h.join().ok()).unwrap_or_default();
+        let (stderr, stderr_kinds) = err.and_then(|h| h.join().ok()).unwrap_or_default();
         let line = s.segment(started.elapsed().as_secs_f64());
         eprintln!("partita: bench {line} (end)");
-        record(ctx, &s, &injected, &tail_reader, stderr_lines);
+        record(ctx, &s, &injected, &tail_reader, &stderr_kinds);
         ctx.sample("host_load_cgroup_ops", Unit::Count, load.churn_ops.load(std::sync::atomic::Ordering::Relaxed) as f64);
         drop(load);
         if signalled > 0 {
@@ -415,7 +425,7 @@ impl Experiment for Soak {
 }
 
 /// Hands the run's figures to the store.
-fn record(ctx: &mut RunContext, s: &Soaking, injected: &BTreeMap<&str, u64>, tail_reader: &TraceTail, stderr_lines: u64) {
+fn record(ctx: &mut RunContext, s: &Soaking, injected: &BTreeMap<&str, u64>, tail_reader: &TraceTail, stderr: &BTreeMap<String, u64>) {
     let last = s.trace.stop.as_ref().map_or(s.trace.last_t, |(frames, _)| *frames as i64 * MAF_NS);
     let planned = s.plan.planned_before(last);
     ctx.sample("windows_planned", Unit::Count, planned as f64);
@@ -487,7 +497,12 @@ fn record(ctx: &mut RunContext, s: &Soaking, injected: &BTreeMap<&str, u64>, tai
     }
     ctx.sample("events_dropped", Unit::Count, s.trace.events_dropped as f64);
     ctx.sample("trace_unparsed_lines", Unit::Count, tail_reader.unparsed as f64);
-    ctx.sample("module_stderr_lines", Unit::Count, stderr_lines as f64);
+    ctx.sample("module_stderr_lines", Unit::Count, stderr.values().sum::<u64>() as f64);
+    let mut kinds: Vec<(&String, &u64)> = stderr.iter().collect();
+    kinds.sort_by_key(|(_, n)| std::cmp::Reverse(**n));
+    for (kind, n) in kinds.into_iter().take(5) {
+        ctx.note(format!("module stderr, {n} x: {kind}"));
+    }
     if let Some((frames, reason)) = &s.trace.stop {
         ctx.sample("frames", Unit::Count, *frames as f64);
         ctx.note(format!("module stopped: {reason} after {frames} frames"));
@@ -529,5 +544,14 @@ mod tests {
             assert!(j.iter().any(|x| x.contains(code)), "{code}");
         }
         assert!(injections(2, 1000).is_empty());
+    }
+
+    #[test]
+    fn messages_of_one_kind_differ_only_in_numbers() {
+        assert_eq!(
+            message_kind("partita: core 1: stop 2 not confirmed after 120 us"),
+            message_kind("partita: core 0: stop 17 not confirmed after 9 us")
+        );
+        assert_eq!(message_kind("a 12.5 b"), "a #.# b");
     }
 }
