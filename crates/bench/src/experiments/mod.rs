@@ -18,6 +18,7 @@ pub mod soak;
 pub mod soak_check;
 pub mod soak_load;
 pub mod soak_parts;
+pub mod soak_report;
 pub mod spinlock;
 pub mod startup;
 pub mod workload_sections;

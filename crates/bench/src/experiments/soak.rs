@@ -279,6 +279,9 @@ impl Experiment for Soak {
     fn in_all(&self) -> bool {
         false
     }
+    fn report(&self, data: &crate::report::ExperimentData, _published: &crate::published::Published) -> String {
+        super::soak_report::section(self, data)
+    }
     fn points(&self, quick: bool) -> Vec<Params> {
         let (secs, segment, every) = if quick { (90, 15, 1000) } else { (3600, 60, 5000) };
         vec![params([("seconds", secs.into()), ("segment_s", segment.into()), ("inject_every_ms", every.into())])]
