@@ -284,7 +284,14 @@ impl Experiment for Soak {
     }
     fn points(&self, quick: bool) -> Vec<Params> {
         let (secs, segment, every) = if quick { (90, 15, 1000) } else { (3600, 60, 5000) };
-        vec![params([("seconds", secs.into()), ("segment_s", segment.into()), ("inject_every_ms", every.into())])]
+        // PARTITA_SOAK_LOAD=none|stress|churn|full (default): to tell which load costs what.
+        let load = std::env::var("PARTITA_SOAK_LOAD").ok().filter(|l| ["none", "stress", "churn"].contains(&l.as_str()));
+        vec![params([
+            ("seconds", secs.into()),
+            ("segment_s", segment.into()),
+            ("inject_every_ms", every.into()),
+            ("load", load.unwrap_or_else(|| "full".into()).into()),
+        ])]
     }
     fn run_point(&self, ctx: &mut RunContext, p: &Params) -> Result<(), String> {
         let secs = p["seconds"].as_u64().unwrap_or(90).max(10);
@@ -307,7 +314,8 @@ impl Experiment for Soak {
             *injected.entry(code).or_default() += 1;
         }
         let _machine = machine_lock()?;
-        let mut load = HostLoad::start();
+        let load_kind = p.get("load").and_then(|v| v.as_str()).unwrap_or("full");
+        let mut load = HostLoad::start(matches!(load_kind, "full" | "stress"), matches!(load_kind, "full" | "churn"));
         for m in &load.missing {
             ctx.note(m.clone());
         }
@@ -397,7 +405,7 @@ impl Experiment for Soak {
                 signalled += 1;
             }
         };
-        if !load.stress_running() && load.missing.is_empty() {
+        if matches!(load_kind, "full" | "stress") && !load.stress_running() && load.missing.is_empty() {
             ctx.note("stress-ng ended before the module did: part of the run had no stress-ng load");
         }
         load.stop_now();

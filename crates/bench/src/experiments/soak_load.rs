@@ -29,8 +29,9 @@ pub struct HostLoad {
 }
 
 impl HostLoad {
-    /// Starts the load; what cannot start is noted in `missing`, never an error.
-    pub fn start() -> HostLoad {
+    /// Starts the load (stress-ng, the cgroup churn, or both); what cannot start is noted in
+    /// `missing`, never an error.
+    pub fn start(stress: bool, churn_cgroups: bool) -> HostLoad {
         let mut load = HostLoad {
             stress: None,
             churn: None,
@@ -38,18 +39,21 @@ impl HostLoad {
             churn_ops: Arc::new(AtomicU64::new(0)),
             missing: Vec::new(),
         };
-        match Command::new("nice")
-            .args(["-n", "19", "stress-ng", "--cpu", "2", "--vm", "1", "--vm-bytes", "256M", "--io", "1", "--quiet"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-        {
-            Ok(child) => load.stress = Some(child),
-            Err(e) => load.missing.push(format!("no stress-ng load ({e}; apt-get install stress-ng)")),
+        if stress {
+            match Command::new("nice")
+                .args(["-n", "19", "stress-ng", "--cpu", "2", "--vm", "1", "--vm-bytes", "256M", "--io", "1", "--quiet"])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .process_group(0)
+                .spawn()
+            {
+                Ok(child) => load.stress = Some(child),
+                Err(e) => load.missing.push(format!("no stress-ng load ({e}; apt-get install stress-ng)")),
+            }
         }
         match cgroup2_root() {
+            _ if !churn_cgroups => {}
             Some(root) => {
                 let dir = root.join(format!("partita-soak-churn-{}", std::process::id()));
                 let (stop, ops) = (load.stop.clone(), load.churn_ops.clone());
