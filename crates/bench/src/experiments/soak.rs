@@ -379,7 +379,8 @@ impl Experiment for Soak {
             s.chunks.feed(&events);
             s.chunks.check(false);
             let at = started.elapsed().as_secs_f64();
-            if at >= next_sample {
+            // Up to the duration: later the module is stopping (its descriptors closing).
+            if at >= next_sample && at < secs as f64 {
                 if let Some((rss, fds)) = rss_and_fds(pid) {
                     s.memory.push((at, rss, fds));
                 }
