@@ -319,16 +319,19 @@ impl Experiment for Soak {
         for m in &load.missing {
             ctx.note(m.clone());
         }
-        let mut child = Command::new(&ctx.programs.exe)
-            .arg("run")
-            .arg(&config)
-            .args(["--duration", &format!("{secs}s"), "--trace"])
-            .arg(&trace_path)
-            .args(inject.iter().flat_map(|j| ["--inject", j.as_str()]))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", ctx.programs.exe.display()))?;
+        let mut child = ModuleChild(
+            Command::new(&ctx.programs.exe)
+                .arg("run")
+                .arg(&config)
+                .args(["--duration", &format!("{secs}s"), "--trace"])
+                .arg(&trace_path)
+                .args(inject.iter().flat_map(|j| ["--inject", j.as_str()]))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot start {}: {e}", ctx.programs.exe.display()))?,
+        );
+        let child = &mut child.0;
         let pid = child.id();
         let (tx, rx) = mpsc::channel::<String>();
         let out = child.stdout.take().map(|s| {
@@ -433,6 +436,26 @@ impl Experiment for Soak {
             return Err(format!("partita run failed ({status}):\n{}", tail(&stderr, 10)));
         }
         Ok(())
+    }
+}
+
+/// `partita run`, stopped if the bench leaves early (an error, a panic): SIGTERM, whose kill
+/// path demotes real-time partitions before killing them, then SIGKILL after 30 s.
+struct ModuleChild(std::process::Child);
+
+impl Drop for ModuleChild {
+    fn drop(&mut self) {
+        if !matches!(self.0.try_wait(), Ok(None)) {
+            return;
+        }
+        // SAFETY: kill(2) of our own child, not reaped yet (try_wait saw it running).
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while matches!(self.0.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
