@@ -233,10 +233,11 @@ impl Soaking {
         let q = |k: &str| ch.get(false, "q", k);
         let mem = self.memory.last().map_or("-".into(), |m| format!("{:.1} MiB {} fds", m.1 / 1048576.0, m.2));
         format!(
-            "soak {at:>6.0} s: windows {}/{} started, overlaps {}, samples outside {outside}/{checked}, lateness p50/p99/max us{per_core}, \
+            "soak {at:>6.0} s: windows {}/{} started ({} after the planned end), overlaps {}, samples outside {outside}/{checked}, lateness p50/p99/max us{per_core}, \
              pcs{pcs_line}, hm {}, restarts {}, q sent {} received {} lost {} dup {} reord {} torn {}, s received {} torn {}, module {mem}",
             self.trace.windows_started,
-            self.plan.planned_before(self.trace.last_t),
+            self.plan.planned_before(self.trace.last_t.min(self.trace.end_ns)),
+            self.trace.windows_after_end,
             self.chunks.overlaps,
             self.trace.hm.values().sum::<u64>(),
             self.trace.restarts.values().sum::<u64>(),
@@ -358,7 +359,8 @@ impl Experiment for Soak {
         });
         let mut s = Soaking {
             plan: plan(),
-            trace: TraceStats::default(),
+            // `--duration` stops at the first frame boundary after it.
+            trace: TraceStats::ending_at((secs * 1_000_000_000).div_ceil(MAF_NS as u64) as i64 * MAF_NS),
             chunks: ChunkedCheck::new(3 * MAF_NS),
             samples: BTreeMap::new(),
             channels: Channels::default(),
@@ -397,6 +399,8 @@ impl Experiment for Soak {
                 next_segment += segment as f64;
             }
             if let Some(st) = exited {
+                // From starting `partita run` to its exit: the duration, start-up and the stop.
+                ctx.sample("module_exit_ns", Unit::Ns, at * 1e9);
                 break st;
             }
             // Ends by --duration; a module that does not is stopped, SIGTERM first (its own
@@ -466,6 +470,7 @@ fn record(ctx: &mut RunContext, s: &Soaking, injected: &BTreeMap<&str, u64>, tai
     ctx.sample("windows_planned", Unit::Count, planned as f64);
     ctx.sample("windows_started", Unit::Count, s.trace.windows_started as f64);
     ctx.sample("windows_missing", Unit::Count, planned.saturating_sub(s.trace.windows_started) as f64);
+    ctx.sample("windows_after_end", Unit::Count, s.trace.windows_after_end as f64);
     ctx.sample("overlaps", Unit::Count, s.chunks.overlaps as f64);
     ctx.sample("trace_out_of_window", Unit::Count, s.chunks.out_of_window as f64);
     ctx.sample("window_sequence_errors", Unit::Count, s.chunks.window_sequence as f64);

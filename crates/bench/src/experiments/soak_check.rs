@@ -119,7 +119,7 @@ impl SampleCheck {
 
 /// Statistics of the trace, per segment (taken and reset by [`TraceStats::take_segment`]) and
 /// for the whole run.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct TraceStats {
     /// Per core: window-start lateness and PCS (ns) of the current segment.
     pub lateness: BTreeMap<u32, Vec<f64>>,
@@ -135,10 +135,37 @@ pub struct TraceStats {
     pub last_t: i64,
     /// `module_stop`: frames and reason.
     pub stop: Option<(u64, String)>,
+    /// Window starts planned at or after `end_ns` (the run's planned end): a module that
+    /// schedules on past its `--duration`.
+    pub end_ns: i64,
+    pub windows_after_end: u64,
     names: BTreeMap<u32, String>,
 }
 
+impl Default for TraceStats {
+    fn default() -> TraceStats {
+        TraceStats::ending_at(i64::MAX)
+    }
+}
+
 impl TraceStats {
+    /// Statistics of a run planned to end at `end_ns` (module time).
+    pub fn ending_at(end_ns: i64) -> TraceStats {
+        TraceStats {
+            lateness: BTreeMap::new(),
+            pcs: BTreeMap::new(),
+            windows_started: 0,
+            hm: BTreeMap::new(),
+            restarts: BTreeMap::new(),
+            events_dropped: 0,
+            last_t: 0,
+            stop: None,
+            end_ns,
+            windows_after_end: 0,
+            names: BTreeMap::new(),
+        }
+    }
+
     pub fn name(&self, id: u32) -> String {
         self.names.get(&id).cloned().unwrap_or_else(|| format!("partition {id}"))
     }
@@ -152,6 +179,7 @@ impl TraceStats {
                 }
                 Event::WindowStart { t, core, planned, .. } => {
                     self.windows_started += 1;
+                    self.windows_after_end += (*planned >= self.end_ns) as u64;
                     self.lateness.entry(*core).or_default().push((t - planned) as f64);
                 }
                 Event::PartitionRunning { t, core, planned, .. } => self.pcs.entry(*core).or_default().push((t - planned) as f64),
@@ -416,7 +444,7 @@ mod tests {
 
     #[test]
     fn hm_events_count_by_partition_code_action_and_source() {
-        let mut s = TraceStats::default();
+        let mut s = TraceStats::ending_at(6);
         s.feed(&[
             Event::ModuleStart {
                 t: 0,
@@ -448,13 +476,14 @@ mod tests {
             },
             Event::PartitionRestart { t: 3, partition: 3, mode: "COLD_START".into(), start_condition: "HM_PARTITION_RESTART".into() },
             start(7, 1, 3, 5),
+            start(9, 1, 3, 6),
         ]);
         assert_eq!(s.hm_count("MEMORY_VIOLATION"), 2);
         assert_eq!(s.hm.len(), 2);
         assert_eq!(s.restarts["Faulty"], 1);
-        assert_eq!(s.windows_started, 1);
+        assert_eq!((s.windows_started, s.windows_after_end), (2, 1));
         let (lateness, _) = s.take_segment();
-        assert_eq!(lateness[&1], [2.0]);
+        assert_eq!(lateness[&1], [2.0, 3.0]);
         assert!(s.lateness.is_empty());
     }
 }
