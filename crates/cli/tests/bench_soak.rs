@@ -81,8 +81,9 @@ fn a_quick_soak_keeps_messages_faults_and_the_schedule() {
 
     // Faults: the faulty partition was restarted by its HM table, again and again; every
     // injected code reached the health monitor.
-    assert!(m("restarts_Faulty") >= 10.0, "{report}");
-    assert!(m("hm_Faulty_MEMORY_VIOLATION_COLD_START_detected") >= 10.0, "{report}");
+    // (About 500 in 90 s; a few suffice here: a stuck restart is the soak's to report.)
+    assert!(m("restarts_Faulty") >= 5.0, "{report}");
+    assert!(m("hm_Faulty_MEMORY_VIOLATION_COLD_START_detected") >= 5.0, "{report}");
     for code in partita_bench::experiments::soak::CODES {
         assert!(m(&format!("injected_{code}")) >= 1.0, "{code}: {report}");
         assert!(m(&format!("hm_injected_{code}")) >= 1.0, "{code} injected but not in the HM counts: {report}");
