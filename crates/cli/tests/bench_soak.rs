@@ -98,7 +98,7 @@ fn a_quick_soak_keeps_messages_faults_and_the_schedule() {
 /// restarted every few frames still delays the others' window boundaries, by up to a second
 /// on main at 1429fd6. Run with `cargo test -p partita --test bench_soak -- --include-ignored`.
 #[test]
-#[ignore = "issue 10 Deliver 3 not merged yet: restarts delay other partitions' windows (samples outside 0.8-3.3 %)"]
+#[ignore = "issue 10 Deliver 3 not merged yet: restarts delay other partitions' windows (samples outside 0.3-3.3 %, lateness p99 1-800 ms)"]
 fn a_quick_soak_keeps_every_partition_in_its_windows() {
     let Some((metrics, stderr)) = soak() else { return };
     let m = |name: &str| value(metrics, stderr, name);
