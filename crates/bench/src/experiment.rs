@@ -96,6 +96,10 @@ pub trait Experiment: Sync {
     fn backends(&self) -> &'static [Backend] {
         &[Backend::Process, Backend::Native]
     }
+    /// Whether `partita bench all` runs it (`soak` takes an hour: only by name).
+    fn in_all(&self) -> bool {
+        true
+    }
     /// Parameter points, in run order. `quick` keeps the whole experiment within about a minute.
     fn points(&self, quick: bool) -> Vec<Params>;
     /// Runs one point; samples and notes go to `ctx`.

@@ -19,6 +19,8 @@ pub struct BenchOptions {
     pub programs: Programs,
     /// The command line, stored with each run.
     pub command: String,
+    /// `--duration`: replaces the `seconds` parameter of the points that have one.
+    pub seconds: Option<u64>,
 }
 
 /// The `--json` line of one point (design: metric statistics, times in ns).
@@ -48,7 +50,13 @@ pub fn run(opts: &BenchOptions) -> Result<(Vec<PointResult>, Vec<String>), Strin
         .iter()
         .map(|e| {
             let backend = opts.backend.unwrap_or(e.backends()[0]);
-            (*e, backend, e.points(opts.quick))
+            let mut points = e.points(opts.quick);
+            if let Some(secs) = opts.seconds {
+                for p in points.iter_mut().filter(|p| p.contains_key("seconds")) {
+                    p.insert("seconds".into(), secs.into());
+                }
+            }
+            (*e, backend, points)
         })
         .collect();
     for (e, backend, _) in &plan {

@@ -15,6 +15,7 @@ pub struct BenchArgs {
     pub json: bool,
     pub db: PathBuf,
     pub workload_cmd: Option<String>,
+    pub duration: Option<std::time::Duration>,
 }
 
 pub fn list() -> ExitCode {
@@ -49,7 +50,8 @@ pub fn bench(args: BenchArgs) -> ExitCode {
     let mut experiments = Vec::new();
     for name in &args.experiments {
         if name == "all" {
-            experiments.extend(registry().into_iter().filter(|e| backend.is_none_or(|b| e.backends().contains(&b))));
+            // Experiments that take hours (soak) run only when named.
+            experiments.extend(registry().into_iter().filter(|e| e.in_all() && backend.is_none_or(|b| e.backends().contains(&b))));
             continue;
         }
         match partita_bench::find(name) {
@@ -69,7 +71,8 @@ pub fn bench(args: BenchArgs) -> ExitCode {
         }
     };
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let opts = BenchOptions { experiments, backend, quick: args.quick, json: args.json, db: args.db.clone(), programs, command };
+    let seconds = args.duration.map(|d| d.as_secs().max(1));
+    let opts = BenchOptions { experiments, backend, quick: args.quick, json: args.json, db: args.db.clone(), programs, command, seconds };
     match run(&opts) {
         Ok((results, errors)) => {
             eprintln!(

@@ -127,6 +127,10 @@ enum Command {
         /// natively and as a partition: its wall time from start to exit.
         #[arg(long, value_name = "CMD")]
         workload_cmd: Option<String>,
+        /// Run length of the experiments with a `seconds` parameter (soak: default 1h, 90s with
+        /// --quick; pcs, slot-loss): 90s, 10m, 1h.
+        #[arg(long, value_parser = run::parse_duration)]
+        duration: Option<std::time::Duration>,
     },
     /// One self-contained HTML page from the bench's result store: a section per experiment,
     /// Partita's figures beside the published ones, SVG charts.
@@ -165,8 +169,8 @@ fn main() -> ExitCode {
         }
         Command::Demo { build_only } => demo::run(build_only),
         Command::Trace { trace, perfetto, summary, json } => trace::run(&trace, perfetto.as_deref(), summary, json),
-        Command::Bench { experiments, backend, quick, json, db, workload_cmd } => {
-            bench::bench(bench::BenchArgs { experiments, backend, quick, json, db, workload_cmd })
+        Command::Bench { experiments, backend, quick, json, db, workload_cmd, duration } => {
+            bench::bench(bench::BenchArgs { experiments, backend, quick, json, db, workload_cmd, duration })
         }
         Command::Report { db, output } => report::run(&db, &output),
         Command::BenchPartition { workload, args } => bench::partition(&workload, &args),

@@ -14,6 +14,11 @@ pub mod programs;
 pub mod release;
 pub mod sections;
 pub mod slot_loss;
+pub mod soak;
+pub mod soak_check;
+pub mod soak_load;
+pub mod soak_parts;
+pub mod soak_report;
 pub mod spinlock;
 pub mod startup;
 pub mod workload_sections;
@@ -35,9 +40,21 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &release::Release,
         &memlat::Memlat,
         &coloring::Coloring,
+        &soak::Soak,
     ]
 }
 
 pub fn workloads() -> Vec<&'static Workload> {
-    vec![&programs::PCS, &programs::LATENCY, &programs::COUNT, &programs::API, &programs::IDLE]
+    vec![
+        &programs::PCS,
+        &programs::LATENCY,
+        &programs::COUNT,
+        &programs::API,
+        &programs::IDLE,
+        &soak_parts::TIME,
+        &soak_parts::PRODUCER,
+        &soak_parts::CONSUMER,
+        &soak_parts::FAULTY,
+        &soak_parts::TARGET,
+    ]
 }
