@@ -26,9 +26,17 @@
  *    10 + p on one core of the partition; without real-time permission the library warns once
  *    and runs under SCHED_OTHER (priorities are then not enforced).
  *  - STOP and SUSPEND of another process act asynchronously through a signal
- *    (SIGRTMAX - 2, which the application must not block or use). Limits: a process stopped while
- *    inside the C library (malloc, stdio, ...) may leave that library's internal lock held; the
- *    stack of a stopped process is abandoned (C++ destructors and Rust drops of its frames do not
+ *    (SIGRTMAX - 2, which the application must not block or use), and take effect only outside
+ *    the C library, so that no C library lock is left held: a process interrupted inside libc
+ *    (or the dynamic loader, libgcc_s, libstdc++) goes on until the call returns into the
+ *    program. The library wraps malloc, calloc, realloc, free, the printf family (also the
+ *    _FORTIFY_SOURCE __*_chk ones), puts, fputs, fputc, putc, putchar, fwrite, fread, fgets,
+ *    getc, fgetc, fflush, fopen, fclose: the request takes effect as such a call returns; inside
+ *    any other libc function it takes effect at a re-sent signal (every 0.2 ms) that finds the
+ *    process outside the C runtime. Not covered: a lock the program holds across calls
+ *    (flockfile), libc locks held while libc calls back into the program (dl_iterate_phdr,
+ *    fopencookie), a program statically linked against libc. See docs/porting.md. Other
+ *    limits: the stack of a stopped process is abandoned (C++ destructors and Rust drops of its frames do not
  *    run); blocking system calls of the target are restarted (SA_RESTART) unless they never are
  *    (e.g. nanosleep returns EINTR).
  *

@@ -33,6 +33,7 @@ pub fn process_thread_start() -> StartRoutine {
 #[unsafe(no_mangle)]
 pub extern "C" fn partita_process_prepare(arg: *mut c_void) {
     signals::unblock();
+    signals::prepare_thread();
     crate::faults::prepare_thread();
     process::set_current(Some(arg as usize));
 }
@@ -44,6 +45,7 @@ pub extern "C" fn partita_process_main(arg: *mut c_void, env: *mut c_void) -> ! 
     let rt = rt();
     JMP_ENV.with(|e| e.set(env));
     critical::reset();
+    sys::reset_runtime_wait();
     let slot = &rt.procs[index];
     loop {
         run_once(rt, index, slot);
@@ -142,6 +144,14 @@ fn jump() -> ! {
 /// was inside a critical section, not yet acted upon.
 pub fn stop_pending(slot: &ProcessSlot) -> bool {
     slot.stop_gen.load(Ordering::Acquire) != STOP_SEEN.with(|s| s.get())
+}
+
+/// Whether a STOP or SUSPEND request of the calling process waits to be carried out.
+pub fn has_request() -> bool {
+    let Some(i) = process::current_index() else { return false };
+    let slot = &rt().procs[i];
+    let c = slot.ctl.load(Ordering::Acquire);
+    stop_pending(slot) || (c & SUSPENDED != 0 && c & SELF_SUSPENDED == 0)
 }
 
 /// Acknowledges the requests seen so far (a requester on another core may wait for it).

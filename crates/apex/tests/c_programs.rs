@@ -51,6 +51,20 @@ fn suspend_resume_stop_really_stop_another_process() {
     }
 }
 
+/// 10,000 STOP/START and 10,000 SUSPEND/RESUME of processes looping over malloc/free/printf/
+/// snprintf leave no C library lock held (the program hangs or reports FAIL otherwise; it is
+/// killed after 60 s, a few times its usual run time).
+#[test]
+fn stop_and_suspend_inside_the_c_library_leave_no_lock_held() {
+    let _s = serial();
+    let r = run_for(&build("libcstop"), &[], &[], std::time::Duration::from_secs(60));
+    if realtime_ok(&r, "stop_and_suspend_inside_the_c_library_leave_no_lock_held") {
+        assert!(r.code.is_some(), "libcstop hung (killed after 60 s): a C library lock was left held\n{}{}", r.stdout, r.stderr);
+        assert_passed(&r, "libcstop");
+        assert!(r.stdout.contains("PASS 10,000 stops and 10,000 suspends"), "{}", r.stdout);
+    }
+}
+
 #[test]
 fn objects_return_codes_limits_and_message_integrity() {
     let _s = serial();
