@@ -461,7 +461,10 @@ extern void RAISE_APPLICATION_ERROR(ERROR_CODE_TYPE ERROR_CODE, const void *MESS
  * PROCESS-level error arrives (its entry point ends by returning or STOP_SELF). Detected errors:
  * DEADLINE_MISSED, APPLICATION_ERROR, NUMERIC_ERROR (SIGFPE), MEMORY_VIOLATION (SIGSEGV, SIGBUS),
  * STACK_OVERFLOW (a fault in the guard area below a process stack), ILLEGAL_REQUEST (a system
- * call the module forbids; it fails with ENOSYS). A process that faulted becomes DORMANT.
+ * call the module forbids; it fails with ENOSYS). A process that faulted is FAULTED while its
+ * error waits for the error handler (START is NO_ACTION; STOP(FAILED_PROCESS_ID) makes it
+ * DORMANT, and it stays FAULTED until some process stops it); when the error is not the
+ * handler's it becomes DORMANT at once and the module's action applies.
  * CREATE_ERROR_HANDLER: INVALID_MODE in NORMAL, NO_ACTION if one exists, INVALID_PARAM for a
  * stack above 64 MiB, INVALID_CONFIG when no process can be created.
  * GET_ERROR_STATUS: INVALID_CONFIG outside the error handler, NO_ACTION when no error waits.

@@ -132,6 +132,28 @@ pub fn stop_after_fault(index: usize) -> ! {
     jump()
 }
 
+/// A process whose fault went to the error handler: FAULTED (not DORMANT) until the handler
+/// decides. The thread waits here, in the fault handler, for a STOP (of the handler or any other
+/// process), which sends it back to the top of its thread like any STOP; a SET_PARTITION_MODE
+/// ends it with the partition. Called before the error is routed, so that the handler, which
+/// preempts the faulting process at once, already sees FAULTED.
+pub fn mark_faulted(slot: &ProcessSlot) {
+    slot.state.store(process::FAULTED, Ordering::Release);
+    slot.deadline_ns.store(NO_DEADLINE, Ordering::Release);
+}
+
+/// Waits FAULTED until a STOP (see `mark_faulted`); never returns.
+pub fn wait_while_faulted(slot: &ProcessSlot) -> ! {
+    loop {
+        // STOP changes `ctl` (mark_dormant) before it wakes waiters on it: no wake-up is lost.
+        let c = slot.ctl.load(Ordering::Acquire);
+        if stop_pending(slot) {
+            act_on_requests();
+        }
+        sys::futex_wait(&slot.ctl, c, None, Futex::Private);
+    }
+}
+
 fn jump() -> ! {
     let env = JMP_ENV.with(|e| e.get());
     // SAFETY: `env` is the sigjmp_buf of this thread's trampoline frame, which never returns;

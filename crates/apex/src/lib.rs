@@ -31,7 +31,16 @@
 //!
 //! Standalone knobs (environment): `PARTITA_STANDALONE_PERIOD` (partition period in decimal
 //! seconds, default 0.1), `PARTITA_STANDALONE_CPUS` (e.g. `0,1`; default: the CPU the program
-//! starts on), `PARTITA_STANDALONE_TRACE=1` (print trace events on stderr).
+//! starts on), `PARTITA_STANDALONE_TRACE=1` (print trace events on stderr),
+//! `PARTITA_STANDALONE_PROCESS_LEVEL` (the error codes, comma-separated names such as
+//! `NUMERIC_ERROR,DEADLINE_MISSED`, that go to the error handler; default DEADLINE_MISSED and
+//! APPLICATION_ERROR).
+//!
+//! A process that faults (SIGFPE: NUMERIC_ERROR; SIGSEGV/SIGBUS: MEMORY_VIOLATION or
+//! STACK_OVERFLOW) raises the error at once, in the same window. When the error goes to the
+//! partition's error handler, the process is FAULTED (GET_PROCESS_STATUS) until the handler
+//! decides: STOP(FAILED_PROCESS_ID) makes it DORMANT (and START restarts it); otherwise it
+//! becomes DORMANT at once and the module's action applies.
 
 #[cfg(feature = "a653rs")]
 mod a653rs_impl;

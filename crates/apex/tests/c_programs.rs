@@ -33,6 +33,18 @@ fn error_handler_return_codes_and_routing() {
     }
 }
 
+/// SIGFPE raises NUMERIC_ERROR to the error handler at once; the faulted process is FAULTED
+/// until the handler STOPs it.
+#[test]
+fn a_division_by_zero_goes_to_the_error_handler_as_a_faulted_process() {
+    let _s = serial();
+    let r = run(&build("faulted"), &[], &[("PARTITA_STANDALONE_PROCESS_LEVEL", "NUMERIC_ERROR")]);
+    if realtime_ok(&r, "a_division_by_zero_goes_to_the_error_handler_as_a_faulted_process") {
+        assert_passed(&r, "faulted");
+        assert!(r.stdout.contains("PASS the faulted process is FAULTED for the handler"), "{}", r.stdout);
+    }
+}
+
 #[test]
 fn priority_preemption_fifo_and_preemption_lock_order() {
     let _s = serial();
