@@ -45,6 +45,19 @@ fn a_division_by_zero_goes_to_the_error_handler_as_a_faulted_process() {
     }
 }
 
+/// A mutex owner may not block (INVALID_MODE); SET_PRIORITY makes another process the newest of
+/// its new priority.
+#[test]
+fn mutex_owners_may_not_wait_and_set_priority_queues_last() {
+    let _s = serial();
+    let r = run(&build("mutexwait"), &[], &[]);
+    if realtime_ok(&r, "mutex_owners_may_not_wait_and_set_priority_queues_last") {
+        assert_passed(&r, "mutexwait");
+        let passed = r.stdout.lines().filter(|l| l.starts_with("PASS")).count();
+        assert!(passed >= 25, "only {passed} checks ran:\n{}", r.stdout);
+    }
+}
+
 #[test]
 fn priority_preemption_fifo_and_preemption_lock_order() {
     let _s = serial();
