@@ -121,6 +121,10 @@ extern void REPLENISH(SYSTEM_TIME_TYPE BUDGET_TIME, RETURN_CODE_TYPE *RETURN_COD
 
 typedef NAME_TYPE PROCESS_NAME_TYPE;
 typedef APEX_INTEGER PROCESS_ID_TYPE;
+/* ARINC 653 P1-5: no process, and the main (initialization) process. Partita numbers processes
+ * from 1 in creation order, so neither is ever a created process's id. */
+#define NULL_PROCESS_ID 0
+#define MAIN_PROCESS_ID (-1)
 typedef APEX_INTEGER PROCESS_INDEX_TYPE;
 typedef APEX_INTEGER LOCK_LEVEL_TYPE;
 typedef APEX_UNSIGNED STACK_SIZE_TYPE; /* bytes; 0 = default; above 64 MiB is INVALID_PARAM */

@@ -272,6 +272,16 @@ fn the_header_compiles_as_strict_c11_and_as_cxx() {
     assert!(r.stdout.contains("from C++"));
 }
 
+/// The header defines every constant and type of P1-5 a partition may name (tests/c/constants.c
+/// names each one), with the values P1-5 gives.
+#[test]
+fn the_header_defines_every_p1_5_constant_and_type() {
+    let _s = serial();
+    let r = run(&build("constants"), &[], &[]);
+    assert_passed(&r, "constants");
+    assert!(r.stdout.contains("PASS MAIN_PROCESS_ID"), "{}", r.stdout);
+}
+
 /// Builds a one-file C program against the header and the static library.
 fn build_source(name: &str, source: &str) -> std::process::Output {
     let dir = out_dir();
