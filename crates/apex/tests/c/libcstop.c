@@ -145,6 +145,9 @@ static void controller(void)
     verdict("every STOP/START/SUSPEND/RESUME returned NO_ERROR", bad_rc == 0);
     verdict("10,000 stops and 10,000 suspends", stops == ROUNDS && suspends == ROUNDS);
     if (stalled) {
+        /* No worker may be left busy at a real-time priority when the program ends. */
+        STOP(worker_id[0], &rc);
+        STOP(worker_id[1], &rc);
         say("SUMMARY libcstop stalled\n");
         _exit(50);
     }
