@@ -24,6 +24,12 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+/* Every function of the guard and of the wrappers lives in this section: an instruction there is
+ * treated like one inside the C library (the wrappers run between the C library's own frames,
+ * e.g. malloc called by vfprintf with the stream locked). */
+#define GUARD_CODE __attribute__((section("partita_libc_guard"), noinline))
+extern const char __start_partita_libc_guard[], __stop_partita_libc_guard[];
+
 /* Re-send period of the fallback timer. */
 #define RESEND_NS 200000L
 #define MAX_RANGES 32
@@ -84,15 +90,17 @@ int partita_stop_guard_ranges(void)
     return nranges;
 }
 
-int partita_stop_in_c_runtime(uintptr_t pc)
+GUARD_CODE int partita_stop_in_c_runtime(uintptr_t pc)
 {
+    if (pc >= (uintptr_t)__start_partita_libc_guard && pc < (uintptr_t)__stop_partita_libc_guard)
+        return 1;
     for (int i = 0; i < nranges; i++)
         if (pc >= ranges[i].lo && pc < ranges[i].hi)
             return 1;
     return 0;
 }
 
-static uintptr_t interrupted_pc(void *ucontext)
+GUARD_CODE static uintptr_t interrupted_pc(void *ucontext)
 {
     ucontext_t *uc = ucontext;
 #if defined(__x86_64__)
@@ -121,7 +129,7 @@ void partita_stop_guard_thread(int signo)
 /* Called by the stop signal handler outside the runtime's critical sections, with a request
  * pending: 1 if the thread is inside the C runtime (the request is then marked pending and the
  * re-send timer armed), 0 if the handler may act now. */
-int partita_stop_defer_at(void *ucontext)
+GUARD_CODE int partita_stop_defer_at(void *ucontext)
 {
     if (!partita_stop_in_c_runtime(interrupted_pc(ucontext))) {
         partita_stop_pending = 0;
@@ -140,7 +148,7 @@ int partita_stop_defer_at(void *ucontext)
 /* Called by a wrapper after the real call, when a request is pending: acts unless the wrapper
  * returns into the C runtime itself (a call the C library makes internally, maybe holding a lock:
  * the outer call, or the timer, acts later). */
-void partita_stop_point(void *return_address)
+GUARD_CODE void partita_stop_point(void *return_address)
 {
     if (partita_stop_in_c_runtime((uintptr_t)return_address))
         return;

@@ -8,7 +8,11 @@
  * The workers print to stdout, which is /dev/null during the rounds (the original stdout is kept
  * for the report); the report is written with write(2) and the program ends with _exit, so that a
  * lock left held cannot hang the report itself. Counters show progress; no check is about time.
- * Needs real-time scheduling. */
+ * With the argument "multicore" (and PARTITA_STANDALONE_CPUS=a,b) worker 0 runs on core 1, worker
+ * 1 and the controller on core 0: the requests then reach worker 0 while it runs, and the
+ * controller waits for each one to take effect (not both workers on core 1: the one running
+ * there keeps the other, of the same priority, from ever acting on a request). Needs real-time
+ * scheduling. */
 #define _GNU_SOURCE
 #include "check.h"
 
@@ -166,12 +170,21 @@ static void controller(void)
     _exit(failures);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     RETURN_CODE_TYPE rc;
+    int multicore = argc > 1 && strcmp(argv[1], "multicore") == 0;
     worker_id[0] = create("WORKER0", worker0, 5, INFINITE_TIME_VALUE, INFINITE_TIME_VALUE);
     worker_id[1] = create("WORKER1", worker1, 5, INFINITE_TIME_VALUE, INFINITE_TIME_VALUE);
     PROCESS_ID_TYPE c = create("CONTROLLER", controller, 20, INFINITE_TIME_VALUE, INFINITE_TIME_VALUE);
+    if (multicore) {
+        INITIALIZE_PROCESS_CORE_AFFINITY(worker_id[0], 1, &rc);
+        check_eq("worker 0 on core 1", rc, NO_ERROR);
+        INITIALIZE_PROCESS_CORE_AFFINITY(worker_id[1], 0, &rc);
+        check_eq("worker 1 on core 0", rc, NO_ERROR);
+        INITIALIZE_PROCESS_CORE_AFFINITY(c, 0, &rc);
+        check_eq("controller on core 0", rc, NO_ERROR);
+    }
     /* Keep the real stdout for the report; the workers' output goes to /dev/null. */
     fflush(stdout);
     report_fd = dup(1);
