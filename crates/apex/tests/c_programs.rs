@@ -82,7 +82,9 @@ fn suspend_resume_stop_really_stop_another_process() {
 #[test]
 fn stop_and_suspend_inside_the_c_library_leave_no_lock_held() {
     let _s = serial();
-    let r = run_for(&build("libcstop"), &[], &[], std::time::Duration::from_secs(60));
+    // On the first CPU this test may use (the workers spin at a real-time priority there).
+    let cpu = first_cpu().to_string();
+    let r = run_for(&build("libcstop"), &[], &[("PARTITA_STANDALONE_CPUS", &cpu)], std::time::Duration::from_secs(60));
     if realtime_ok(&r, "stop_and_suspend_inside_the_c_library_leave_no_lock_held") {
         assert!(r.code.is_some(), "libcstop hung (killed after 60 s): a C library lock was left held\n{}{}", r.stdout, r.stderr);
         assert_passed(&r, "libcstop");
@@ -110,19 +112,29 @@ fn objects_block_wake_by_discipline_and_mutex_priority() {
     }
 }
 
+/// The first CPU this process may use.
+fn first_cpu() -> usize {
+    allowed_cpus().first().copied().unwrap_or(0)
+}
+
 /// Two CPUs this process may use, if there are two.
 fn two_cpus() -> Option<(usize, usize)> {
+    let cpus = allowed_cpus();
+    (cpus.len() >= 2).then(|| (cpus[0], cpus[1]))
+}
+
+/// The CPUs this process may use.
+fn allowed_cpus() -> Vec<usize> {
     // SAFETY: sched_getaffinity fills a zeroed cpu_set_t of the size given.
     let set = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return None;
+            return Vec::new();
         }
         set
     };
     // SAFETY: CPU_ISSET reads the set filled above.
-    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
-    (cpus.len() >= 2).then(|| (cpus[0], cpus[1]))
+    (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
 }
 
 #[test]

@@ -79,12 +79,13 @@ static void worker1(void)
     work(1);
 }
 
-/* Waits (bounded, by the number of controller sleeps) until worker w makes progress. */
+/* Waits (bounded, by the number of controller sleeps: about 5 s, generous on a loaded machine)
+ * until worker w makes progress. */
 static int progresses(int w)
 {
     RETURN_CODE_TYPE rc;
     long before = atomic_load(&loops[w]);
-    for (int i = 0; i < 2000; i++) {
+    for (int i = 0; i < 5000; i++) {
         TIMED_WAIT(1 * MS, &rc);
         if (atomic_load(&loops[w]) != before)
             return 1;
