@@ -32,10 +32,12 @@ pub fn process_thread_start() -> StartRoutine {
 /// Called once by the trampoline before it marks its restart point.
 #[unsafe(no_mangle)]
 pub extern "C" fn partita_process_prepare(arg: *mut c_void) {
-    signals::unblock();
+    // The thread is a process before the stop signal can reach it: a SUSPEND made before the
+    // thread first ran (its signal pending until now) is then seen, not lost.
+    process::set_current(Some(arg as usize));
     signals::prepare_thread();
     crate::faults::prepare_thread();
-    process::set_current(Some(arg as usize));
+    signals::unblock();
 }
 
 /// Called by the trampoline at first and after every jump back; never returns.
@@ -85,6 +87,9 @@ fn run_once(rt: &Runtime, index: usize, slot: &ProcessSlot) {
         rt.trace(event::PROCESS_RELEASE, id as i64, time::since_epoch(rt, slot.deadline_ns.load(Ordering::Acquire)));
     }
     time::note_dispatch(rt, slot, id);
+    // A SUSPEND (or STOP) whose signal was deferred on the way here takes effect before the
+    // entry point runs.
+    act_on_requests();
     (cfg.entry)();
     finish(rt, index, slot);
 }
