@@ -32,7 +32,7 @@
  *    program. The library wraps malloc, calloc, realloc, free, the printf family (also the
  *    _FORTIFY_SOURCE __*_chk ones), puts, fputs, fputc, putc, putchar, fwrite, fread, fgets,
  *    getc, fgetc, fflush, fopen, fclose: the request takes effect as such a call returns; inside
- *    any other libc function it takes effect at a re-sent signal (every 0.2 ms) that finds the
+ *    any other libc function it takes effect at a re-sent signal (every 2 ms) that finds the
  *    process outside the C runtime. Not covered: a lock the program holds across calls
  *    (flockfile), libc locks held while libc calls back into the program (dl_iterate_phdr,
  *    fopencookie), a program statically linked against libc. See docs/porting.md. Other

@@ -22,7 +22,7 @@
 //! libgcc_s, libstdc++: code ranges found at start-up). There it takes effect when the call
 //! returns into the program, for the wrapped entry points (malloc/calloc/realloc/free, the
 //! printf family and the common stdio calls, `c/stop_wrap_*.c`; about 1 ns per call), or else
-//! at a signal re-sent every 0.2 ms that finds the target outside the C runtime (`signals`,
+//! at a signal re-sent every 2 ms that finds the target outside the C runtime (`signals`,
 //! `c/stop_guard.c`; docs/porting.md lists what is covered). Limits: the frames of a stopped
 //! process are abandoned, so a Rust process body stopped from outside does not run its
 //! destructors (memory it owned leaks, a `std::sync::Mutex` it held stays locked); a libc lock
