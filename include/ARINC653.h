@@ -26,9 +26,17 @@
  *    10 + p on one core of the partition; without real-time permission the library warns once
  *    and runs under SCHED_OTHER (priorities are then not enforced).
  *  - STOP and SUSPEND of another process act asynchronously through a signal
- *    (SIGRTMAX - 2, which the application must not block or use). Limits: a process stopped while
- *    inside the C library (malloc, stdio, ...) may leave that library's internal lock held; the
- *    stack of a stopped process is abandoned (C++ destructors and Rust drops of its frames do not
+ *    (SIGRTMAX - 2, which the application must not block or use), and take effect only outside
+ *    the C library, so that no C library lock is left held: a process interrupted inside libc
+ *    (or the dynamic loader, libgcc_s, libstdc++) goes on until the call returns into the
+ *    program. The library wraps malloc, calloc, realloc, free, the printf family (also the
+ *    _FORTIFY_SOURCE __*_chk ones), puts, fputs, fputc, putc, putchar, fwrite, fread, fgets,
+ *    getc, fgetc, fflush, fopen, fclose: the request takes effect as such a call returns; inside
+ *    any other libc function it takes effect at a re-sent signal (every 2 ms) that finds the
+ *    process outside the C runtime. Not covered: a lock the program holds across calls
+ *    (flockfile), libc locks held while libc calls back into the program (dl_iterate_phdr,
+ *    fopencookie), a program statically linked against libc. See docs/porting.md. Other
+ *    limits: the stack of a stopped process is abandoned (C++ destructors and Rust drops of its frames do not
  *    run); blocking system calls of the target are restarted (SA_RESTART) unless they never are
  *    (e.g. nanosleep returns EINTR).
  *
@@ -113,6 +121,10 @@ extern void REPLENISH(SYSTEM_TIME_TYPE BUDGET_TIME, RETURN_CODE_TYPE *RETURN_COD
 
 typedef NAME_TYPE PROCESS_NAME_TYPE;
 typedef APEX_INTEGER PROCESS_ID_TYPE;
+/* ARINC 653 P1-5: no process, and the main (initialization) process. Partita numbers processes
+ * from 1 in creation order, so neither is ever a created process's id. */
+#define NULL_PROCESS_ID 0
+#define MAIN_PROCESS_ID (-1)
 typedef APEX_INTEGER PROCESS_INDEX_TYPE;
 typedef APEX_INTEGER LOCK_LEVEL_TYPE;
 typedef APEX_UNSIGNED STACK_SIZE_TYPE; /* bytes; 0 = default; above 64 MiB is INVALID_PARAM */
@@ -453,7 +465,10 @@ extern void RAISE_APPLICATION_ERROR(ERROR_CODE_TYPE ERROR_CODE, const void *MESS
  * PROCESS-level error arrives (its entry point ends by returning or STOP_SELF). Detected errors:
  * DEADLINE_MISSED, APPLICATION_ERROR, NUMERIC_ERROR (SIGFPE), MEMORY_VIOLATION (SIGSEGV, SIGBUS),
  * STACK_OVERFLOW (a fault in the guard area below a process stack), ILLEGAL_REQUEST (a system
- * call the module forbids; it fails with ENOSYS). A process that faulted becomes DORMANT.
+ * call the module forbids; it fails with ENOSYS). A process that faulted is FAULTED while its
+ * error waits for the error handler (START is NO_ACTION; STOP(FAILED_PROCESS_ID) makes it
+ * DORMANT, and it stays FAULTED until some process stops it); when the error is not the
+ * handler's it becomes DORMANT at once and the module's action applies.
  * CREATE_ERROR_HANDLER: INVALID_MODE in NORMAL, NO_ACTION if one exists, INVALID_PARAM for a
  * stack above 64 MiB, INVALID_CONFIG when no process can be created.
  * GET_ERROR_STATUS: INVALID_CONFIG outside the error handler, NO_ACTION when no error waits.

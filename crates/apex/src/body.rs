@@ -32,9 +32,12 @@ pub fn process_thread_start() -> StartRoutine {
 /// Called once by the trampoline before it marks its restart point.
 #[unsafe(no_mangle)]
 pub extern "C" fn partita_process_prepare(arg: *mut c_void) {
-    signals::unblock();
-    crate::faults::prepare_thread();
+    // The thread is a process before the stop signal can reach it: a SUSPEND made before the
+    // thread first ran (its signal pending until now) is then seen, not lost.
     process::set_current(Some(arg as usize));
+    signals::prepare_thread();
+    crate::faults::prepare_thread();
+    signals::unblock();
 }
 
 /// Called by the trampoline at first and after every jump back; never returns.
@@ -44,6 +47,7 @@ pub extern "C" fn partita_process_main(arg: *mut c_void, env: *mut c_void) -> ! 
     let rt = rt();
     JMP_ENV.with(|e| e.set(env));
     critical::reset();
+    sys::reset_runtime_wait();
     let slot = &rt.procs[index];
     loop {
         run_once(rt, index, slot);
@@ -83,6 +87,9 @@ fn run_once(rt: &Runtime, index: usize, slot: &ProcessSlot) {
         rt.trace(event::PROCESS_RELEASE, id as i64, time::since_epoch(rt, slot.deadline_ns.load(Ordering::Acquire)));
     }
     time::note_dispatch(rt, slot, id);
+    // A SUSPEND (or STOP) whose signal was deferred on the way here takes effect before the
+    // entry point runs.
+    act_on_requests();
     (cfg.entry)();
     finish(rt, index, slot);
 }
@@ -130,6 +137,28 @@ pub fn stop_after_fault(index: usize) -> ! {
     jump()
 }
 
+/// A process whose fault went to the error handler: FAULTED (not DORMANT) until the handler
+/// decides. The thread waits here, in the fault handler, for a STOP (of the handler or any other
+/// process), which sends it back to the top of its thread like any STOP; a SET_PARTITION_MODE
+/// ends it with the partition. Called before the error is routed, so that the handler, which
+/// preempts the faulting process at once, already sees FAULTED.
+pub fn mark_faulted(slot: &ProcessSlot) {
+    slot.state.store(process::FAULTED, Ordering::Release);
+    slot.deadline_ns.store(NO_DEADLINE, Ordering::Release);
+}
+
+/// Waits FAULTED until a STOP (see `mark_faulted`); never returns.
+pub fn wait_while_faulted(slot: &ProcessSlot) -> ! {
+    loop {
+        // STOP changes `ctl` (mark_dormant) before it wakes waiters on it: no wake-up is lost.
+        let c = slot.ctl.load(Ordering::Acquire);
+        if stop_pending(slot) {
+            act_on_requests();
+        }
+        sys::futex_wait(&slot.ctl, c, None, Futex::Private);
+    }
+}
+
 fn jump() -> ! {
     let env = JMP_ENV.with(|e| e.get());
     // SAFETY: `env` is the sigjmp_buf of this thread's trampoline frame, which never returns;
@@ -142,6 +171,14 @@ fn jump() -> ! {
 /// was inside a critical section, not yet acted upon.
 pub fn stop_pending(slot: &ProcessSlot) -> bool {
     slot.stop_gen.load(Ordering::Acquire) != STOP_SEEN.with(|s| s.get())
+}
+
+/// Whether a STOP or SUSPEND request of the calling process waits to be carried out.
+pub fn has_request() -> bool {
+    let Some(i) = process::current_index() else { return false };
+    let slot = &rt().procs[i];
+    let c = slot.ctl.load(Ordering::Acquire);
+    stop_pending(slot) || (c & SUSPENDED != 0 && c & SELF_SUSPENDED == 0)
 }
 
 /// Acknowledges the requests seen so far (a requester on another core may wait for it).

@@ -199,7 +199,7 @@ pub fn resume(id: ProcessId) -> ApexResult<()> {
 pub fn suspend_self(time_out: SystemTime) -> ApexResult<()> {
     let rt = rt();
     let (i, slot) = process::current(rt).ok_or(ErrorReturnCode::InvalidMode)?;
-    if slot.lock_level.load(Ordering::Acquire) > 0 {
+    if crate::objects::mutex::may_not_wait(i, slot) {
         return Err(ErrorReturnCode::InvalidMode);
     }
     if time_out < INFINITE_TIME_VALUE {
@@ -232,7 +232,9 @@ pub fn suspend_self(time_out: SystemTime) -> ApexResult<()> {
 }
 
 /// SET_PRIORITY: the new current priority; the process becomes the newest of that priority
-/// when it is the caller (for another ready process Linux queues it first when lowered).
+/// (P1-5), also when it is another ready process whose priority is lowered or unchanged, which
+/// Linux would queue first among its new priority: its thread goes through the Linux level just
+/// below, and a raise queues it last.
 pub fn set_priority(id: ProcessId, priority: Priority) -> ApexResult<()> {
     let rt = rt();
     let c = Critical::enter(rt);
@@ -249,7 +251,11 @@ pub fn set_priority(id: ProcessId, priority: Priority) -> ApexResult<()> {
     slot.current_priority.store(priority, Ordering::Release);
     let locked = slot.lock_level.load(Ordering::Acquire) > 0;
     if !locked {
-        threads::set_priority(rt, slot.thread(), rt.process_rt_priority(priority));
+        let level = rt.process_rt_priority(priority);
+        if process::current_index() != Some(i) && level > 1 {
+            threads::set_priority(rt, slot.thread(), level - 1);
+        }
+        threads::set_priority(rt, slot.thread(), level);
     }
     drop(c);
     if process::current_index() == Some(i) && !locked {

@@ -90,16 +90,33 @@ extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, ctx: *mut libc::c_v
         _ => (error_code::MEMORY_VIOLATION, b"memory violation (SIGSEGV/SIGBUS)"),
     };
     let me = process::current_index();
-    hm::error_detected(code, me, message, if sig == libc::SIGSYS { 0 } else { addr }, false);
+    let address = if sig == libc::SIGSYS { 0 } else { addr };
     if sig == libc::SIGSYS {
+        hm::error_detected(code, me, message, address, false);
         fail_with_enosys(ctx);
         return; // the caller goes on
     }
+    let rt = crate::runtime::rt();
     match me {
         // SAFETY of the jump (inside stop_after_fault): outside the runtime's critical sections
         // the faulting frames hold no runtime lock.
-        Some(i) if !critical::in_critical() => body::stop_after_fault(i),
-        _ => crate::partition::park_forever(),
+        Some(i) if !critical::in_critical() => {
+            // FAULTED before the error is routed: an error handler preempts this process as soon
+            // as it is woken, and must see FAULTED (P1-5: it decides what becomes of it).
+            let slot = &rt.procs[i];
+            let before = slot.state.load(Ordering::Acquire);
+            body::mark_faulted(slot);
+            if hm::error_detected(code, me, message, address, false) == hm::Routed::ErrorHandler {
+                body::wait_while_faulted(slot)
+            }
+            // Not the handler's: the module's action decides; the process is done with.
+            let _ = slot.state.compare_exchange(process::FAULTED, before, Ordering::AcqRel, Ordering::Acquire);
+            body::stop_after_fault(i)
+        }
+        _ => {
+            hm::error_detected(code, me, message, address, false);
+            crate::partition::park_forever()
+        }
     }
 }
 

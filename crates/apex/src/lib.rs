@@ -16,16 +16,31 @@
 //!
 //! STOP and SUSPEND of another process are asynchronous: the target thread gets a signal
 //! (`SIGRTMAX - 2`) whose handler parks it (SUSPEND) or jumps back to the top of the process
-//! thread (STOP, with `siglongjmp` in a small C trampoline). Limits: the frames of a stopped
+//! thread (STOP, with `siglongjmp` in a small C trampoline). The request takes effect only
+//! where the target holds no lock: the runtime defers it while the target is in one of the
+//! runtime's critical sections, and while it is inside the C runtime (libc, the dynamic loader,
+//! libgcc_s, libstdc++: code ranges found at start-up). There it takes effect when the call
+//! returns into the program, for the wrapped entry points (malloc/calloc/realloc/free, the
+//! printf family and the common stdio calls, `c/stop_wrap_*.c`; about 1 ns per call), or else
+//! at a signal re-sent every 2 ms that finds the target outside the C runtime (`signals`,
+//! `c/stop_guard.c`; docs/porting.md lists what is covered). Limits: the frames of a stopped
 //! process are abandoned, so a Rust process body stopped from outside does not run its
-//! destructors (memory it owned leaks, a `std::sync::Mutex` it held stays locked); a process
-//! stopped inside the C library (malloc, stdio) may leave that library's lock held. The runtime
-//! itself defers requests while it holds its locks. Process entry points are
+//! destructors (memory it owned leaks, a `std::sync::Mutex` it held stays locked); a libc lock
+//! held across calls (flockfile) or while libc calls back into the program is not seen. Process entry points are
 //! `extern "C" fn()`; a panic in one aborts the program.
 //!
 //! Standalone knobs (environment): `PARTITA_STANDALONE_PERIOD` (partition period in decimal
 //! seconds, default 0.1), `PARTITA_STANDALONE_CPUS` (e.g. `0,1`; default: the CPU the program
-//! starts on), `PARTITA_STANDALONE_TRACE=1` (print trace events on stderr).
+//! starts on), `PARTITA_STANDALONE_TRACE=1` (print trace events on stderr),
+//! `PARTITA_STANDALONE_PROCESS_LEVEL` (the error codes, comma-separated names such as
+//! `NUMERIC_ERROR,DEADLINE_MISSED`, that go to the error handler; default DEADLINE_MISSED and
+//! APPLICATION_ERROR).
+//!
+//! A process that faults (SIGFPE: NUMERIC_ERROR; SIGSEGV/SIGBUS: MEMORY_VIOLATION or
+//! STACK_OVERFLOW) raises the error at once, in the same window. When the error goes to the
+//! partition's error handler, the process is FAULTED (GET_PROCESS_STATUS) until the handler
+//! decides: STOP(FAILED_PROCESS_ID) makes it DORMANT (and START restarts it); otherwise it
+//! becomes DORMANT at once and the module's action applies.
 
 #[cfg(feature = "a653rs")]
 mod a653rs_impl;

@@ -15,6 +15,9 @@ use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 /// Values of [`ProcessSlot::state`].
 pub const DORMANT: u32 = 0;
 pub const STARTED: u32 = 1;
+/// The process faulted (SIGFPE, SIGSEGV, ...) and the error went to the error handler, which
+/// decides: the thread waits in the fault handler until STOP (START is NO_ACTION meanwhile).
+pub const FAULTED: u32 = 2;
 
 /// Bit 0 of [`ProcessSlot::ctl`]: suspended; bit 1: by SUSPEND_SELF (the process waits in the
 /// service itself, not in the signal handler). The upper bits count changes, so that a futex
@@ -240,6 +243,8 @@ pub fn get_process_status(id: ProcessId) -> ApexResult<ProcessStatus> {
     let dormant = slot.is_dormant();
     let state = if dormant {
         ProcessState::Dormant
+    } else if slot.state.load(Ordering::Acquire) == FAULTED {
+        ProcessState::Faulted
     } else if slot.is_suspended() || slot.waiting.load(Ordering::Acquire) != 0 {
         ProcessState::Waiting
     } else if current_index() == Some(i) {

@@ -314,7 +314,19 @@ fn standalone_block() -> &'static ControlBlock {
     cb.hm.reports.init();
     // No module tables: the default levels (DEADLINE_MISSED and APPLICATION_ERROR are PROCESS
     // level, see the module's `hm`) decide what the error handler gets.
-    cb.hm.process_level.store(1 << abi::error_code::DEADLINE_MISSED | 1 << abi::error_code::APPLICATION_ERROR, Ordering::Relaxed);
+    // PARTITA_STANDALONE_PROCESS_LEVEL (error code names, comma-separated) replaces them, so that
+    // a program can try its error handler on the errors its module makes PROCESS level.
+    let mut levels = 1 << abi::error_code::DEADLINE_MISSED | 1 << abi::error_code::APPLICATION_ERROR;
+    if let Ok(names) = std::env::var("PARTITA_STANDALONE_PROCESS_LEVEL") {
+        levels = 0;
+        for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match abi::error_code::NAMES.iter().position(|n| *n == name) {
+                Some(code) => levels |= 1 << code,
+                None => eprintln!("partita-apex: PARTITA_STANDALONE_PROCESS_LEVEL: unknown error code {name:?} ignored"),
+            }
+        }
+    }
+    cb.hm.process_level.store(levels, Ordering::Relaxed);
     eprintln!(
         "partita-apex: {} is not set: running standalone (partition period {} s, CPU {:?}); the partition owns the CPU all the time",
         abi::ENV_PARTITION,

@@ -2,6 +2,7 @@
 //! futexes, thread priorities and affinities, signals. Everything here is async-signal-safe.
 
 use core::sync::atomic::AtomicU32;
+use std::cell::Cell;
 use std::ptr;
 
 pub use partita_abi::clock::now_ns;
@@ -28,14 +29,35 @@ pub enum Wait {
     TimedOut,
 }
 
+thread_local! {
+    /// Whether the calling thread is blocked in one of the runtime's own waits (see
+    /// `in_runtime_wait`).
+    static IN_WAIT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the calling thread is inside `futex_wait`: the stop signal handler may act there at
+/// once, although the interrupted instruction is inside the C library's `syscall()` (the runtime
+/// holds no C library lock while it waits).
+pub fn in_runtime_wait() -> bool {
+    IN_WAIT.with(|w| w.get())
+}
+
+/// Forgets a wait abandoned by a jump back to the top of a process thread.
+pub fn reset_runtime_wait() {
+    IN_WAIT.with(|w| w.set(false));
+}
+
 /// Blocks while `*word == expected`, until `deadline_ns` (absolute CLOCK_MONOTONIC) if given.
 pub fn futex_wait(word: &AtomicU32, expected: u32, deadline_ns: Option<i64>, kind: Futex) -> Wait {
     let op = libc::FUTEX_WAIT_BITSET | if kind == Futex::Private { libc::FUTEX_PRIVATE_FLAG } else { 0 };
     let ts = deadline_ns.map(timespec);
     let tsp = ts.as_ref().map_or(ptr::null(), |t| t as *const libc::timespec);
+    // (Nested waits: a SUSPEND parks inside the signal handler that interrupted a wait.)
+    let outer = IN_WAIT.with(|w| w.replace(true));
     // SAFETY: `word` is a valid, aligned u32 for the duration of the call; `tsp` is null or
     // points to a live timespec; FUTEX_WAIT_BITSET with an all-ones mask waits on CLOCK_MONOTONIC.
     let r = unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), op, expected, tsp, ptr::null::<u32>(), u32::MAX) };
+    IN_WAIT.with(|w| w.set(outer));
     if r == -1 && errno() == libc::ETIMEDOUT { Wait::TimedOut } else { Wait::Retry }
 }
 

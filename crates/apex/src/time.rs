@@ -61,12 +61,12 @@ pub fn note_dispatch(rt: &Runtime, _slot: &ProcessSlot, id: ProcessId) {
 }
 
 /// TIMED_WAIT. A delay of 0 yields the processor to processes of the same priority. INVALID_MODE
-/// with preemption locked or in the error handler (neither may wait).
+/// for a mutex owner (the preemption lock counts as one) and in the error handler (none may wait).
 pub fn timed_wait(delay: SystemTime) -> ApexResult<()> {
     let rt = rt();
     let me = process::current(rt);
     if let Some((i, s)) = me
-        && (s.lock_level.load(Ordering::Acquire) > 0 || crate::hm::handler_index() == Some(i))
+        && crate::objects::mutex::may_not_wait(i, s)
     {
         return Err(ErrorReturnCode::InvalidMode);
     }
@@ -95,7 +95,7 @@ pub fn timed_wait(delay: SystemTime) -> ApexResult<()> {
 pub fn periodic_wait() -> ApexResult<()> {
     let rt = rt();
     let (i, s) = process::current(rt).ok_or(ErrorReturnCode::InvalidMode)?;
-    if s.lock_level.load(Ordering::Acquire) > 0 {
+    if crate::objects::mutex::may_not_wait(i, s) {
         return Err(ErrorReturnCode::InvalidMode);
     }
     let cfg = s.config();

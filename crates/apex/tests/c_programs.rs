@@ -33,6 +33,31 @@ fn error_handler_return_codes_and_routing() {
     }
 }
 
+/// SIGFPE raises NUMERIC_ERROR to the error handler at once; the faulted process is FAULTED
+/// until the handler STOPs it.
+#[test]
+fn a_division_by_zero_goes_to_the_error_handler_as_a_faulted_process() {
+    let _s = serial();
+    let r = run(&build("faulted"), &[], &[("PARTITA_STANDALONE_PROCESS_LEVEL", "NUMERIC_ERROR")]);
+    if realtime_ok(&r, "a_division_by_zero_goes_to_the_error_handler_as_a_faulted_process") {
+        assert_passed(&r, "faulted");
+        assert!(r.stdout.contains("PASS the faulted process is FAULTED for the handler"), "{}", r.stdout);
+    }
+}
+
+/// A mutex owner may not block (INVALID_MODE); SET_PRIORITY makes another process the newest of
+/// its new priority.
+#[test]
+fn mutex_owners_may_not_wait_and_set_priority_queues_last() {
+    let _s = serial();
+    let r = run(&build("mutexwait"), &[], &[]);
+    if realtime_ok(&r, "mutex_owners_may_not_wait_and_set_priority_queues_last") {
+        assert_passed(&r, "mutexwait");
+        let passed = r.stdout.lines().filter(|l| l.starts_with("PASS")).count();
+        assert!(passed >= 25, "only {passed} checks ran:\n{}", r.stdout);
+    }
+}
+
 #[test]
 fn priority_preemption_fifo_and_preemption_lock_order() {
     let _s = serial();
@@ -48,6 +73,22 @@ fn suspend_resume_stop_really_stop_another_process() {
     let r = run(&build("stopping"), &[], &[]);
     if realtime_ok(&r, "suspend_resume_stop_really_stop_another_process") {
         assert_passed(&r, "stopping");
+    }
+}
+
+/// 10,000 STOP/START and 10,000 SUSPEND/RESUME of processes looping over malloc/free/printf/
+/// snprintf leave no C library lock held (the program hangs or reports FAIL otherwise; it is
+/// killed after 60 s, a few times its usual run time).
+#[test]
+fn stop_and_suspend_inside_the_c_library_leave_no_lock_held() {
+    let _s = serial();
+    // On the first CPU this test may use (the workers spin at a real-time priority there).
+    let cpu = first_cpu().to_string();
+    let r = run_for(&build("libcstop"), &[], &[("PARTITA_STANDALONE_CPUS", &cpu)], std::time::Duration::from_secs(60));
+    if realtime_ok(&r, "stop_and_suspend_inside_the_c_library_leave_no_lock_held") {
+        assert!(r.code.is_some(), "libcstop hung (killed after 60 s): a C library lock was left held\n{}{}", r.stdout, r.stderr);
+        assert_passed(&r, "libcstop");
+        assert!(r.stdout.contains("PASS 10,000 stops and 10,000 suspends"), "{}", r.stdout);
     }
 }
 
@@ -71,19 +112,29 @@ fn objects_block_wake_by_discipline_and_mutex_priority() {
     }
 }
 
+/// The first CPU this process may use.
+fn first_cpu() -> usize {
+    allowed_cpus().first().copied().unwrap_or(0)
+}
+
 /// Two CPUs this process may use, if there are two.
 fn two_cpus() -> Option<(usize, usize)> {
+    let cpus = allowed_cpus();
+    (cpus.len() >= 2).then(|| (cpus[0], cpus[1]))
+}
+
+/// The CPUs this process may use.
+fn allowed_cpus() -> Vec<usize> {
     // SAFETY: sched_getaffinity fills a zeroed cpu_set_t of the size given.
     let set = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         if libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return None;
+            return Vec::new();
         }
         set
     };
     // SAFETY: CPU_ISSET reads the set filled above.
-    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
-    (cpus.len() >= 2).then(|| (cpus[0], cpus[1]))
+    (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect()
 }
 
 #[test]
@@ -231,6 +282,16 @@ fn the_header_compiles_as_strict_c11_and_as_cxx() {
     let r = run(&bin, &[], &[]);
     assert_eq!(r.code, Some(0), "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("from C++"));
+}
+
+/// The header defines every constant and type of P1-5 a partition may name (tests/c/constants.c
+/// names each one), with the values P1-5 gives.
+#[test]
+fn the_header_defines_every_p1_5_constant_and_type() {
+    let _s = serial();
+    let r = run(&build("constants"), &[], &[]);
+    assert_passed(&r, "constants");
+    assert!(r.stdout.contains("PASS MAIN_PROCESS_ID"), "{}", r.stdout);
 }
 
 /// Builds a one-file C program against the header and the static library.

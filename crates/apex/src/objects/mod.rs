@@ -140,7 +140,7 @@ fn wait_for(c: Critical<'_>, rt: &Runtime, q: &WaitQueue, time_out: SystemTime, 
         return Err(ErrorReturnCode::NotAvailable);
     }
     let (index, slot) = process::current(rt).ok_or(ErrorReturnCode::InvalidMode)?;
-    if slot.lock_level.load(Ordering::Acquire) > 0 || crate::hm::handler_index() == Some(index) {
+    if mutex::may_not_wait(index, slot) {
         return Err(ErrorReturnCode::InvalidMode);
     }
     let deadline = match time_out {

@@ -37,6 +37,13 @@ static MUTEXES: Table<Mutex> = Table::new();
 /// The mutex id each process owns, 0 for none.
 static OWNED: [AtomicI32; MAX_NUMBER_OF_PROCESSES] = [const { AtomicI32::new(0) }; MAX_NUMBER_OF_PROCESSES];
 
+/// Whether process `index` may not block (P1-5: INVALID_MODE for TIMED_WAIT, PERIODIC_WAIT,
+/// SUSPEND_SELF, and every wait with a TIME_OUT other than 0): it owns a mutex, holds the
+/// preemption lock (which counts as one), or is the error handler. One home for the rule.
+pub fn may_not_wait(index: usize, slot: &crate::process::ProcessSlot) -> bool {
+    OWNED[index].load(Ordering::Acquire) != 0 || slot.lock_level.load(Ordering::Acquire) > 0 || crate::hm::handler_index() == Some(index)
+}
+
 /// CREATE_MUTEX.
 pub fn create_mutex(name: Name, priority: Priority, discipline: Discipline) -> ApexResult<i32> {
     let c = creating(&MUTEXES, &name, |m| &m.name)?;

@@ -169,7 +169,7 @@ impl QueuingPort {
             return Err(ErrorReturnCode::NotAvailable);
         }
         let (index, slot) = process::current(rt).ok_or(ErrorReturnCode::InvalidMode)?;
-        if slot.lock_level.load(Ordering::Acquire) > 0 {
+        if crate::objects::mutex::may_not_wait(index, slot) {
             return Err(ErrorReturnCode::InvalidMode);
         }
         let deadline = match time_out {

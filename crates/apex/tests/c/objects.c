@@ -21,7 +21,7 @@ static BLACKBOARD_ID_TYPE board;
 static EVENT_ID_TYPE ev, never;
 static MUTEX_ID_TYPE mtx, held;
 static PROCESS_ID_TYPE a_id, b_id, c_id, recv_id, send_id, r1_id, r2_id, w1_id, w2_id, stopv_id, susp_id, low_id, mid_id,
-    high_id, holder_id;
+    high_id, holder_id, stopper_id;
 static SEMAPHORE_ID_TYPE current_sem;
 static atomic_int susp_rc = -1, stopped_returned;
 
@@ -94,24 +94,48 @@ static void low(void)
     START(mid_id, &rc);
     START(high_id, &rc);
     note('l'); /* neither MID nor HIGH preempted the owner */
-    TIMED_WAIT(2 * MS, &rc); /* HIGH runs and waits for the mutex, then MID runs */
+    /* The owner may not wait (P1-5): on one core nobody below the mutex priority runs before
+     * the release. */
+    TIMED_WAIT(2 * MS, &rc);
+    check_eq("the owner may not TIMED_WAIT", rc, INVALID_MODE);
     GET_MUTEX_STATUS(mtx, &ms, &rc);
-    check_eq("HIGH waits for the mutex", ms.WAITING_PROCESSES, 1);
+    check_eq("nobody waits for the mutex", ms.WAITING_PROCESSES, 0);
     GET_PROCESS_STATUS(high_id, &st, &rc);
-    check_eq("HIGH is WAITING", st.PROCESS_STATE, WAITING);
+    check_eq("HIGH is READY", st.PROCESS_STATE, READY);
     note('R');
-    RELEASE_MUTEX(mtx, &rc); /* HIGH gets it and preempts LOW at once */
+    RELEASE_MUTEX(mtx, &rc); /* LOW back at 20: HIGH preempts it at once, gets the mutex, then MID */
     note('r');
     GET_PROCESS_STATUS(low_id, &st, &rc);
     check_eq("LOW is back at its own priority", st.CURRENT_PRIORITY, 20);
     SIGNAL_SEMAPHORE(sem_done, &rc);
 }
 
+/* HOLDER (30) owns a mutex (priority 50) and runs on (an owner may not wait); STOPPER (60, above
+ * the mutex priority) preempts it and STOPs it. */
+static atomic_int holder_owns;
 static void holder(void)
 {
     RETURN_CODE_TYPE rc;
     ACQUIRE_MUTEX(held, 0, &rc);
     WAIT_EVENT(never, INFINITE_TIME_VALUE, &rc);
+    check_eq("the owner may not WAIT_EVENT", rc, INVALID_MODE);
+    atomic_store(&holder_owns, 1);
+    for (;;)
+        atomic_signal_fence(memory_order_seq_cst);
+}
+static void stopper(void)
+{
+    RETURN_CODE_TYPE rc;
+    MUTEX_STATUS_TYPE ms;
+    START(holder_id, &rc);
+    for (int i = 0; i < 1000 && !atomic_load(&holder_owns); i++)
+        TIMED_WAIT(1 * MS, &rc);
+    GET_MUTEX_STATUS(held, &ms, &rc);
+    check_true("the holder owns the mutex", ms.MUTEX_STATE == OWNED && ms.MUTEX_OWNER == holder_id);
+    STOP(holder_id, &rc);
+    check_eq("STOP of the owner", rc, NO_ERROR);
+    GET_MUTEX_STATUS(held, &ms, &rc);
+    check_true("STOP of the owner makes the mutex AVAILABLE", ms.MUTEX_STATE == AVAILABLE && ms.LOCK_COUNT == 0);
 }
 
 static PROCESS_STATE_TYPE state(PROCESS_ID_TYPE id)
@@ -252,20 +276,16 @@ static void controller(void)
     order[0] = 0;
     START(low_id, &rc);
     WAIT_SEMAPHORE(sem_done, INFINITE_TIME_VALUE, &rc);
-    check_true("mutex order: owner not preempted, HIGH gets it at the release", strcmp(order, "LlhmRHr") == 0);
-    if (strcmp(order, "LlhmRHr") != 0)
+    check_true("mutex order: owner not preempted, HIGH gets it at the release", strcmp(order, "LlRhHmr") == 0);
+    if (strcmp(order, "LlRhHmr") != 0)
         printf("  order %s\n", order);
 
-    /* A mutex owner that is STOPped gives the mutex back. */
-    START(holder_id, &rc);
-    MUTEX_STATUS_TYPE ms;
-    GET_MUTEX_STATUS(held, &ms, &rc);
-    check_true("the holder owns the mutex", ms.MUTEX_STATE == OWNED && ms.MUTEX_OWNER == holder_id);
-    STOP(holder_id, &rc);
-    GET_MUTEX_STATUS(held, &ms, &rc);
-    check_true("STOP of the owner makes the mutex AVAILABLE", ms.MUTEX_STATE == AVAILABLE && ms.LOCK_COUNT == 0);
+    /* A mutex owner that is STOPped gives the mutex back (STOPPER runs at once and is done). */
+    START(stopper_id, &rc);
+    check_eq("the stopper is done", state(stopper_id), DORMANT);
+    check_eq("the stopped holder is DORMANT", state(holder_id), DORMANT);
     GET_EVENT_STATUS(never, &es, &rc);
-    check_eq("and takes it out of the event's queue", es.WAITING_PROCESSES, 0);
+    check_eq("nobody waits on the event", es.WAITING_PROCESSES, 0);
     finish();
 }
 
@@ -299,6 +319,7 @@ int main(void)
     mid_id = create("mid", mid, 30, inf, inf);
     high_id = create("high", high, 45, inf, inf);
     holder_id = create("holder", holder, 30, inf, inf);
+    stopper_id = create("stopper", stopper, 60, inf, inf);
     PROCESS_ID_TYPE ctl = create("controller", controller, 5, inf, inf);
     START(ctl, &rc);
     SET_PARTITION_MODE(NORMAL, &rc);

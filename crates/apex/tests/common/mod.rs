@@ -88,6 +88,11 @@ pub struct Run {
 }
 
 pub fn run(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
+    run_for(bin, args, env, Duration::from_secs(60))
+}
+
+/// Runs a program, killed after `limit` (its status is then `None`).
+pub fn run_for(bin: &Path, args: &[&str], env: &[(&str, &str)], limit: Duration) -> Run {
     let mut cmd = Command::new(bin);
     cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).env_remove("PARTITA_PARTITION");
     cmd.env("PARTITA_STANDALONE_PERIOD", "0.02");
@@ -100,7 +105,7 @@ pub fn run(bin: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
         if child.try_wait().unwrap().is_some() {
             break;
         }
-        if started.elapsed() > Duration::from_secs(60) {
+        if started.elapsed() > limit {
             let _ = child.kill();
             break;
         }
