@@ -127,9 +127,14 @@ fn a_partition_restarted_every_120_ms_costs_the_others_nothing() {
         let spans = tl.window_spans(core, id, |w| w.planned_end.map_or(i64::MAX, |e| e + STOP_SLACK_NS));
         let samples = ran(out, name);
         assert!(samples.len() >= FRAMES as usize / 2, "{name}: {} intervals\n{out}", samples.len());
-        let outside: Vec<_> =
-            samples.iter().filter(|&&(s, e)| !partita_trace::timeline::outside(&spans, s, e + 1).is_empty()).collect();
-        assert!(outside.is_empty(), "{name}: {} of {} intervals outside its windows: {:?}", outside.len(), samples.len(), &outside[..outside.len().min(10)]);
+        let outside: Vec<_> = samples.iter().filter(|&&(s, e)| !partita_trace::timeline::outside(&spans, s, e + 1).is_empty()).collect();
+        assert!(
+            outside.is_empty(),
+            "{name}: {} of {} intervals outside its windows: {:?}",
+            outside.len(),
+            samples.len(),
+            &outside[..outside.len().min(10)]
+        );
     }
     let s = summarize(&r.events);
     assert!(s.check.overlaps == 0 && s.check.window_sequence == 0, "{s}");
@@ -141,7 +146,14 @@ fn a_partition_restarted_every_120_ms_costs_the_others_nothing() {
     // The acceptance figure, measured (docs/isolation.md); only a regression guard is asserted.
     for c in &s.cores {
         let l = c.lateness.as_ref().unwrap();
-        eprintln!("core {}: window-start lateness median {:.1} us p99 {:.1} us max {:.1} us (n {})", c.core, l.median / 1e3, l.p99 / 1e3, l.max as f64 / 1e3, l.n);
+        eprintln!(
+            "core {}: window-start lateness median {:.1} us p99 {:.1} us max {:.1} us (n {})",
+            c.core,
+            l.median / 1e3,
+            l.p99 / 1e3,
+            l.max as f64 / 1e3,
+            l.n
+        );
         assert!(l.p99 < 20e6, "core {}: {s}", c.core);
     }
     eprintln!("{restarts} restarts");

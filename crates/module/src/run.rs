@@ -3,7 +3,7 @@
 
 use crate::backend::rt::{self, SCHEDULER_PRIORITY};
 use crate::backend::rt_throttle::{RtThrottle, Throttling};
-use crate::backend::{Capabilities, CgroupSystem, FreezerKind, RunCgroups, probe_capabilities};
+use crate::backend::{Capabilities, CgroupSystem, FreezerKind, RunCgroups, Spawner, probe_capabilities};
 use crate::control::SharedControl;
 use crate::gate::PartitionGate;
 use crate::hm::HmTables;
@@ -206,6 +206,17 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             state: AtomicU32::new(0),
             pending_probe: (0..plan.cores.len()).map(|_| AtomicI64::new(0)).collect(),
         });
+        // Restarts clone from a thread already in the partition's v1 cgroups (backend/spawner.rs).
+        let spawner = match Spawner::new(&cgroup, caps.sched_fifo.then_some(LIFECYCLE_PRIORITY)) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!(
+                    "partita: warning: partition {}: {e}; each of its starts moves it into its v1 cgroups, which delays every core's window boundaries",
+                    p.name
+                );
+                None
+            }
+        };
         launches.push(Launch {
             name: p.name.clone(),
             id: p.id,
@@ -214,6 +225,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             workdir: workdir.clone(),
             // Gated per core, the main thread starts on the first core only.
             cpus: if per_core.is_some() { cpus[..1].to_vec() } else { cpus },
+            spawner,
             cgroup: Some(cgroup),
             per_core,
             signals: use_signals.then_some(signals),

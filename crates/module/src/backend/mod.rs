@@ -30,6 +30,7 @@ pub mod rt_throttle;
 mod seccomp;
 pub mod spawn;
 mod spawn_child;
+pub mod spawner;
 mod sys;
 
 use std::fmt;
@@ -42,6 +43,7 @@ pub use cgroup::{
 pub use gate::{SignalGate, Stopped, frozen_to_stopped};
 pub use rt::{Capabilities, probe_capabilities};
 pub use spawn::{ExecState, ExitStatus, PartitionProcess, SpawnSpec, Spawned, StartState, spawn};
+pub use spawner::Spawner;
 
 /// True when missing capabilities must be errors rather than degrades (`CI=true`).
 pub fn strict() -> bool {
