@@ -418,7 +418,7 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
 }
 
 /// Clones the child on `spawner`'s thread when given, else on this one; gives `ctx` back.
-fn clone_in(spawner: Option<&Spawner>, ctx: ChildCtx, cgroup_fd: Option<i32>) -> io::Result<(ChildCtx, io::Result<(i32, OwnedFd, bool)>)> {
+fn clone_in(spawner: Option<&Spawner>, ctx: ChildCtx, cgroup_fd: Option<i32>) -> io::Result<super::spawner::Outcome> {
     match spawner {
         Some(s) => s.clone_child(ctx, cgroup_fd),
         None => {

@@ -31,7 +31,8 @@ struct Job {
     cgroup_fd: Option<RawFd>,
 }
 
-type Outcome = (ChildCtx, io::Result<(i32, OwnedFd, bool)>);
+/// The context given back, and what the clone gave: pid, pidfd, cloned into the v2 cgroup.
+pub(crate) type Outcome = (ChildCtx, io::Result<(i32, OwnedFd, bool)>);
 
 /// The cloning thread of one partition (see the module documentation).
 pub struct Spawner {
