@@ -37,6 +37,14 @@ impl PartitionGate for CgroupGate {
     fn mechanism(&self) -> &'static str {
         "cgroup-freeze"
     }
+
+    fn hold(&self) -> io::Result<usize> {
+        self.cgroup.signal_threads(libc::SIGSTOP)
+    }
+
+    fn unhold(&self) -> io::Result<()> {
+        self.cgroup.signal_threads(libc::SIGCONT).map(drop)
+    }
 }
 
 /// One core of a multi-core partition: its threaded cgroup.
@@ -57,6 +65,14 @@ impl PartitionGate for CoreGate {
 
     fn mechanism(&self) -> &'static str {
         "cgroup-freeze"
+    }
+
+    fn hold(&self) -> io::Result<usize> {
+        self.0.signal_threads(libc::SIGSTOP)
+    }
+
+    fn unhold(&self) -> io::Result<()> {
+        self.0.signal_threads(libc::SIGCONT).map(drop)
     }
 }
 

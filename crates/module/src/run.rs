@@ -6,6 +6,7 @@ use crate::backend::rt_throttle::{RtThrottle, Throttling};
 use crate::backend::{Capabilities, CgroupSystem, FreezerKind, RunCgroups, Spawner, probe_capabilities};
 use crate::control::SharedControl;
 use crate::gate::PartitionGate;
+use crate::guard::CoreGuard;
 use crate::hm::HmTables;
 use crate::lifecycle::{EventSink, Injection, Launch, Lifecycle, doorbell};
 use crate::plan::Plan;
@@ -245,6 +246,15 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     if let Some(early) = opts.early_wake {
         state.early_wake_ns = early.as_nanos().min(10_000_000) as i64;
     }
+    state.guards = (0..state.plan.cores.len())
+        .map(|core| match CoreGuard::new() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                eprintln!("partita: warning: core {core} has no guard ({e}): a stop blocked in the kernel lets its partition run on");
+                None
+            }
+        })
+        .collect();
     let trace_file = match &opts.trace {
         Some(path) => {
             Some(std::io::BufWriter::new(std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?))
@@ -301,6 +311,29 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
                     .expect("thread")
             })
             .collect();
+        for (core, guard) in state.guards.iter().enumerate() {
+            let Some(guard) = guard else { continue };
+            let state = &state;
+            let cpu = state.plan.cores[core].cpu as usize;
+            std::thread::Builder::new()
+                .name(format!("partita-guard{core}"))
+                .spawn_scoped(scope, move || {
+                    // On the core's CPU at the scheduler's priority: it runs as soon as the
+                    // scheduler thread sleeps in a blocked write (guard.rs).
+                    if let Err(e) = rt::pin_current_thread(cpu).and_then(|()| rt::set_current_fifo(SCHEDULER_PRIORITY)) {
+                        eprintln!("partita: warning: core {core}'s guard cannot run on CPU {cpu} at the top priority: {e}");
+                    }
+                    let cores = state.plan.cores.len() as u32;
+                    guard.run(
+                        || state.cores_done.load(Ordering::Acquire) >= cores,
+                        |p| {
+                            let g = &*state.partitions[p].gate;
+                            g.core(core).unwrap_or(g)
+                        },
+                    );
+                })
+                .expect("thread");
+        }
         if opts.idle_poll {
             for core in 0..state.plan.cores.len() {
                 let state = &state;
@@ -326,6 +359,9 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         }
         for c in cores {
             let _ = c.join();
+        }
+        for g in state.guards.iter().flatten() {
+            g.wake();
         }
         let one: u64 = 1;
         // SAFETY: writing the 8-byte counter to our eventfd.

@@ -459,6 +459,11 @@ impl PartitionCgroup {
         self.freezer.request(false)
     }
 
+    /// Sends `sig` to every thread of the partition; returns how many (the core guard's hold).
+    pub fn signal_threads(&self, sig: i32) -> io::Result<usize> {
+        self.freezer.signal_threads(sig)
+    }
+
     /// Whether the freeze is complete (`frozen 1`, or v1 `FROZEN`).
     pub fn is_frozen(&self) -> io::Result<bool> {
         self.freezer.is_frozen()

@@ -136,6 +136,11 @@ impl CoreCgroup {
         self.freezer.request(false)
     }
 
+    /// Sends `sig` to every thread of this core's group; returns how many.
+    pub fn signal_threads(&self, sig: i32) -> io::Result<usize> {
+        self.freezer.signal_threads(sig)
+    }
+
     pub fn is_frozen(&self) -> io::Result<bool> {
         self.freezer.is_frozen()
     }
