@@ -32,6 +32,12 @@ pub trait PartitionGate: Send + Sync {
     fn unhold(&self) -> io::Result<()> {
         Ok(())
     }
+    /// Kills every thread of the partition without writing to any cgroup (normal policy
+    /// first): the way out of a run whose stop writes are stuck in the kernel. Returns how
+    /// many threads were signalled.
+    fn kill_threads(&self) -> io::Result<usize> {
+        Ok(0)
+    }
     /// The gate of the partition's threads on module core `core`, when the partition is
     /// stopped and released per core (a multi-core partition whose cores have different
     /// windows); None: the partition stops and starts as a whole.

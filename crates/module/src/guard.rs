@@ -61,7 +61,8 @@ pub struct CoreGuard {
 impl CoreGuard {
     pub fn new() -> io::Result<CoreGuard> {
         // SAFETY: timerfd_create with valid flags; the result is checked and owned.
-        let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) };
+        // Non-blocking: an expiry cancelled by a disarm between poll and read reads nothing.
+        let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC | libc::TFD_NONBLOCK) };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -137,7 +138,11 @@ impl CoreGuard {
             }
             let mut expirations = 0u64;
             // SAFETY: reading the 8-byte expiration count of our timerfd into a valid buffer.
-            unsafe { libc::read(self.timer.as_raw_fd(), (&mut expirations as *mut u64).cast(), 8) };
+            if unsafe { libc::read(self.timer.as_raw_fd(), (&mut expirations as *mut u64).cast(), 8) } != 8 {
+                continue; // disarmed meanwhile
+            }
+            // An expiry of an earlier arming read after a new `arm` holds the new stop early:
+            // a SIGSTOP and SIGCONT more, to a partition that is being stopped anyway.
             let s = self.state.load(Ordering::Acquire);
             if s & TAG != ARMED || self.state.compare_exchange(s, FIRING | (s & !TAG), Ordering::AcqRel, Ordering::Acquire).is_err() {
                 continue; // the write returned in time
@@ -149,5 +154,89 @@ impl CoreGuard {
             self.holds.fetch_add(1, Ordering::AcqRel);
             self.state.store(HELD | p as u64, Ordering::Release);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+
+    /// A gate whose stop write blocks until the partition is held (or 10 s pass).
+    #[derive(Default)]
+    struct BlockingGate {
+        held: AtomicBool,
+        unheld: AtomicBool,
+    }
+
+    impl PartitionGate for BlockingGate {
+        fn request_stop(&self) -> io::Result<()> {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !self.held.load(Ordering::Acquire) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Ok(())
+        }
+        fn is_stopped(&self) -> io::Result<bool> {
+            Ok(true)
+        }
+        fn release(&self) -> io::Result<()> {
+            Ok(())
+        }
+        fn mechanism(&self) -> &'static str {
+            "test"
+        }
+        fn hold(&self) -> io::Result<usize> {
+            self.held.store(true, Ordering::Release);
+            Ok(3)
+        }
+        fn unhold(&self) -> io::Result<()> {
+            assert!(self.held.load(Ordering::Acquire), "released without a hold");
+            self.unheld.store(true, Ordering::Release);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_blocked_stop_write_gets_its_partition_held_and_released_after_the_write() {
+        let guard = CoreGuard::new().unwrap();
+        let gate = BlockingGate::default();
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| guard.run(|| done.load(Ordering::Acquire), |_| &gate as &dyn PartitionGate));
+            let before = crate::backend::rt::now_ns();
+            guard.arm(7);
+            gate.request_stop().unwrap();
+            let held = guard.disarm(&gate);
+            done.store(true, Ordering::Release);
+            guard.wake();
+            assert!(gate.held.load(Ordering::Acquire), "the guard never held the partition");
+            let held = held.expect("disarm reports the hold");
+            assert_eq!((held.partition, held.threads), (7, 3));
+            assert!(held.at_ns >= before + GUARD_NS, "held before the bound");
+            assert!(gate.unheld.load(Ordering::Acquire), "the hold was not undone after the write");
+            assert_eq!(guard.holds.load(Ordering::Acquire), 1);
+        });
+    }
+
+    #[test]
+    fn a_disarmed_guard_never_holds() {
+        let guard = CoreGuard::new().unwrap();
+        let gate = BlockingGate::default();
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| guard.run(|| done.load(Ordering::Acquire), |_| &gate as &dyn PartitionGate));
+            for p in 0..20 {
+                guard.arm(p);
+                // Whatever the guard did meanwhile (this thread may be preempted for longer
+                // than the bound), a hold is always undone by the disarm.
+                let held = guard.disarm(&gate);
+                assert_eq!(held.is_some(), gate.unheld.swap(false, Ordering::AcqRel));
+                gate.held.store(false, Ordering::Release);
+            }
+            done.store(true, Ordering::Release);
+            guard.wake();
+        });
     }
 }

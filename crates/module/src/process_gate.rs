@@ -45,6 +45,10 @@ impl PartitionGate for CgroupGate {
     fn unhold(&self) -> io::Result<()> {
         self.cgroup.signal_threads(libc::SIGCONT).map(drop)
     }
+
+    fn kill_threads(&self) -> io::Result<usize> {
+        self.cgroup.kill_threads()
+    }
 }
 
 /// One core of a multi-core partition: its threaded cgroup.
@@ -152,6 +156,14 @@ impl PartitionGate for CoreGates {
 
     fn core(&self, core: usize) -> Option<&dyn PartitionGate> {
         self.cores.get(core)?.as_ref().map(|g| g as &dyn PartitionGate)
+    }
+
+    fn kill_threads(&self) -> io::Result<usize> {
+        let mut n = 0;
+        for g in self.cores.iter().flatten().map(|g| &g.0).chain(Some(&self.staging)) {
+            n += g.kill_threads()?;
+        }
+        Ok(n)
     }
 }
 

@@ -464,6 +464,14 @@ impl PartitionCgroup {
         self.freezer.signal_threads(sig)
     }
 
+    /// Kills every thread of the partition without any cgroup write (for a run whose cgroup
+    /// writes are stuck in the kernel): normal policy first ([`super::rt::demote_threads`]),
+    /// then SIGKILL. Returns how many threads were signalled.
+    pub fn kill_threads(&self) -> io::Result<usize> {
+        super::rt::demote_threads(self.freezer.threads()?);
+        self.freezer.signal_threads(libc::SIGKILL)
+    }
+
     /// Whether the freeze is complete (`frozen 1`, or v1 `FROZEN`).
     pub fn is_frozen(&self) -> io::Result<bool> {
         self.freezer.is_frozen()

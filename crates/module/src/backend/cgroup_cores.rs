@@ -141,6 +141,12 @@ impl CoreCgroup {
         self.freezer.signal_threads(sig)
     }
 
+    /// [`super::PartitionCgroup::kill_threads`] for this core's group.
+    pub fn kill_threads(&self) -> io::Result<usize> {
+        super::rt::demote_threads(self.freezer.threads()?);
+        self.freezer.signal_threads(libc::SIGKILL)
+    }
+
     pub fn is_frozen(&self) -> io::Result<bool> {
         self.freezer.is_frozen()
     }

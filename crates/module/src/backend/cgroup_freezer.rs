@@ -91,10 +91,23 @@ impl Freezer {
     /// write is blocked. The list is read through a descriptor opened in advance (no path
     /// lookup); reading it takes only the kernel's css_set spinlock, not `cgroup_mutex`.
     pub(crate) fn signal_threads(&self, sig: i32) -> io::Result<usize> {
+        let mut count = 0;
+        for tid in self.threads()? {
+            // SAFETY: tkill with a thread id read from the cgroup and a valid signal; a thread
+            // that has exited meanwhile gives ESRCH, which is fine.
+            if unsafe { libc::syscall(libc::SYS_tkill, tid, sig) } == 0 {
+                count += 1;
+            }
+        }
+        Ok(count)
+    }
+
+    /// The threads of the cgroup, read through the descriptor opened in advance.
+    pub(crate) fn threads(&self) -> io::Result<Vec<i32>> {
         let file = match self {
             Freezer::V2 { threads, .. } => threads,
             Freezer::V1 { tasks, .. } => tasks,
-            Freezer::None => return Ok(0),
+            Freezer::None => return Ok(Vec::new()),
         };
         let mut buf = vec![0u8; 64 * 1024];
         let mut len = 0;
@@ -105,15 +118,7 @@ impl Freezer {
                 break;
             }
         }
-        let mut count = 0;
-        for tid in buf[..len].split(|&b| b == b'\n').filter_map(|l| std::str::from_utf8(l).ok()?.trim().parse::<i32>().ok()) {
-            // SAFETY: tkill with a thread id read from the cgroup and a valid signal; a thread
-            // that has exited meanwhile gives ESRCH, which is fine.
-            if unsafe { libc::syscall(libc::SYS_tkill, tid, sig) } == 0 {
-                count += 1;
-            }
-        }
-        Ok(count)
+        Ok(buf[..len].split(|&b| b == b'\n').filter_map(|l| std::str::from_utf8(l).ok()?.trim().parse::<i32>().ok()).collect())
     }
 
     /// One read: is the freeze complete?
