@@ -1,7 +1,8 @@
 //! A partition written only against `a653rs::prelude`: the one line that names Partita is the
 //! hypervisor type `Partita`. The start function creates a buffer, an event, a periodic producer
 //! and an aperiodic consumer; the producer sends one message per period, the consumer reports
-//! each as a line (REPORT_APPLICATION_MESSAGE). After three messages both processes stop.
+//! each as a line (REPORT_APPLICATION_MESSAGE). After three messages both processes stop. The
+//! producer also logs through the `log` crate (`partita_apex::logger`, as a653rs platforms offer).
 //!
 //! Under a module: `partita run module.xml` with this program's path as `pt:Executable` (see
 //! docs/rust.md). Standalone: `cargo run -p partita-apex --example a653rs_partition` (it keeps
@@ -11,6 +12,7 @@ use core::str::FromStr;
 use core::time::Duration;
 use partita_apex::Partita;
 use partita_apex::a653rs::prelude::*;
+use partita_apex::logger::log;
 use std::sync::OnceLock;
 
 const MESSAGES: usize = 3;
@@ -37,6 +39,7 @@ extern "C" fn producer() {
     }
     DONE.get().expect("created at start").wait(SystemTime::Infinite).expect("the consumer sets it");
     report("producer done");
+    log::info!("producer sent {MESSAGES} messages");
     Process::<Partita>::stop_self();
 }
 
@@ -88,5 +91,7 @@ impl Partition<Partita> for Ticker {
 }
 
 fn main() {
+    partita_apex::logger::init(log::LevelFilter::Info).expect("the only logger");
+    log::debug!("not shown: below the level");
     Ticker.run()
 }

@@ -177,7 +177,7 @@ pub fn take_injected(rt: &Runtime) {
 
 /// Writes `bytes` and a newline on stdout in one locked piece, so that lines of different
 /// processes do not mix and the order with the program's own printf output is kept.
-fn write_line(bytes: &[u8]) {
+pub(crate) fn write_line(bytes: &[u8]) {
     let _n = NoStop::enter();
     // SAFETY: `stdout` is the C library's stream, valid for the whole program; the stream lock
     // is held around the writes, and a STOP request is deferred meanwhile.

@@ -35,6 +35,8 @@ mod critical;
 mod faults;
 pub mod ffi;
 mod hm;
+#[cfg(feature = "log")]
+pub mod logger;
 mod monitor;
 pub mod names;
 mod objects;

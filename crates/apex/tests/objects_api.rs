@@ -127,9 +127,7 @@ fn realtime_permitted() -> bool {
 
 #[test]
 fn objects_through_the_rust_api() {
-    if !realtime_permitted() {
-        assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true requires real-time scheduling");
-        eprintln!("SKIPPED objects_through_the_rust_api: real-time scheduling (SCHED_FIFO) is not permitted here");
+    if !partita_testkit::require("real-time scheduling (SCHED_FIFO)", realtime_permitted()) {
         return;
     }
     // SAFETY: set before the runtime reads the environment (on its first use, below), while

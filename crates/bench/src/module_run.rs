@@ -122,12 +122,8 @@ impl ModuleRun {
     }
 }
 
-pub fn monotonic_ns() -> i64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes the timespec we own.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec * 1_000_000_000 + ts.tv_nsec
-}
+/// The module's clock (CLOCK_MONOTONIC ns, the time base of traces and GET_TIME).
+pub use partita_module::backend::rt::now_ns as monotonic_ns;
 
 /// Runs `spec` for `frames` major frames with `partita run`.
 pub fn run_module(ctx: &RunContext, spec: &ModuleSpec, frames: u64) -> Result<ModuleRun, String> {

@@ -3,6 +3,7 @@
 use crate::exit;
 use partita_config::analysis::{self, ModuleSummary};
 use partita_config::diag::Diagnostic;
+use partita_config::hm::{DecisionRow, STATES, decision_table};
 use partita_config::model::Backend;
 use partita_config::{Checked, check_file};
 use serde::Serialize;
@@ -33,6 +34,8 @@ struct CheckReport<'a> {
     warnings: usize,
     diagnostics: &'a [Diagnostic],
     module: Option<ModuleSummary>,
+    /// The health monitor's decision for every partition, system state and error code.
+    health_monitor: Vec<DecisionRow>,
 }
 
 pub fn run(path: &Path, json: bool) -> ExitCode {
@@ -43,6 +46,7 @@ pub fn run(path: &Path, json: bool) -> ExitCode {
     let file = path.display().to_string();
     let valid = checked.is_valid();
     let summary = checked.module.as_ref().map(analysis::summarize);
+    let hm = checked.module.as_ref().map(decision_table).unwrap_or_default();
     if json {
         let report = CheckReport {
             schema: "partita-check/1",
@@ -52,6 +56,7 @@ pub fn run(path: &Path, json: bool) -> ExitCode {
             warnings: checked.warnings().count(),
             diagnostics: &checked.diagnostics,
             module: summary,
+            health_monitor: hm,
         };
         println!("{}", serde_json::to_string_pretty(&report).expect("serializable"));
     } else {
@@ -60,6 +65,7 @@ pub fn run(path: &Path, json: bool) -> ExitCode {
         println!("{file}: {verdict} ({} errors, {} warnings)", checked.errors().count(), checked.warnings().count());
         if let Some(s) = &summary {
             print_summary(s);
+            print_health_monitor(&hm);
         }
     }
     if valid { exit::ok() } else { exit::invalid() }
@@ -119,5 +125,21 @@ fn print_summary(s: &ModuleSummary) {
                 println!("        core {}: {} windows, utilization {:.1} %", core.core, core.windows.len(), core.utilization * 100.0);
             }
         }
+    }
+}
+
+/// The decision table: per partition and system state, each error code's level and action and
+/// the table entry (or default) that decides each.
+fn print_health_monitor(rows: &[DecisionRow]) {
+    println!("health monitor (level, action; what decides them):");
+    let mut last = None;
+    for r in rows {
+        if last != Some((r.partition, r.state)) {
+            let meaning = STATES.iter().find(|(s, _)| *s == r.state).map_or("", |(_, m)| m);
+            println!("  partition {} \"{}\", SystemState {} ({meaning}):", r.partition, r.partition_name, r.state);
+            last = Some((r.partition, r.state));
+        }
+        let action = if r.level == "PROCESS" { format!("error handler, else {}", r.action) } else { r.action.to_string() };
+        println!("    {:<18} {:<9} {:<26} level: {}; action: {}", r.code, r.level, action, r.level_from, r.action_from);
     }
 }

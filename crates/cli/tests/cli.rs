@@ -234,3 +234,41 @@ fn a_closed_output_pipe_ends_a_printing_command_without_a_panic() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}: {err}", out.status);
 }
+
+#[test]
+fn check_shows_the_health_monitor_decisions_and_warns_about_initialization_only_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let xml = r#"<ARINC_653_Module ModuleName="M" xmlns:pt="urn:partita:1">
+  <Partition PartitionIdentifier="1" PartitionName="Nav" pt:Executable="/bin/true"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="s" MajorFrameSeconds="0.02">
+    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+  <Partition_HM_Table PartitionIdentifier="1" PartitionName="Nav">
+    <System_State_Entry SystemState="1">
+      <Error_ID_Action ErrorIdentifier="7" Action="COLD_START" ErrorCode="MEMORY_VIOLATION"/>
+    </System_State_Entry>
+  </Partition_HM_Table>
+</ARINC_653_Module>"#;
+    let path = dir.path().join("m.xml");
+    std::fs::write(&path, xml).unwrap();
+    let a = partita(&["check", path.to_str().unwrap()]).code(0);
+    let (out, err) = (stdout(&a), stderr(&a));
+    assert!(
+        err.contains("partition 1 \"Nav\" decides MEMORY_VIOLATION in SystemState 1")
+            && err.contains("in NORMAL (SystemState 2) it is decided by default: PARTITION level, action IDLE"),
+        "{err}"
+    );
+    let table = &out[out.find("health monitor").expect("a health monitor section")..];
+    let row = |state: &str| {
+        let section = &table[table.find(&format!("SystemState {state}")).unwrap()..];
+        section.lines().find(|l| l.trim_start().starts_with("MEMORY_VIOLATION")).unwrap().to_string()
+    };
+    assert!(row("1").contains("COLD_START") && row("1").contains("Partition_HM_Table line 10"), "{}", row("1"));
+    assert!(row("2").contains("IDLE") && row("2").contains("action: default"), "{}", row("2"));
+    let json = partita(&["check", path.to_str().unwrap(), "--json"]).code(0);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let rows = doc["health_monitor"].as_array().unwrap();
+    assert!(rows.iter().any(|r| r["state"] == 1 && r["code"] == "MEMORY_VIOLATION" && r["action_from"]["line"] == 10));
+}

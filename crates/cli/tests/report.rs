@@ -136,11 +136,11 @@ fn the_report_has_a_section_per_experiment_and_renders_in_a_browser() {
         rest = &rest[end..];
     }
 
-    let Some(browser) = chromium() else {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true: chromium is needed for the report test");
-        eprintln!("skipped the browser part: no chromium (apt-get install chromium)");
+    let browser = chromium();
+    if !partita_testkit::require("chromium for the browser part (apt-get install chromium)", browser.is_some()) {
         return;
-    };
+    }
+    let browser = browser.unwrap();
     let shot = dir.path().join("shot.png");
     let status = std::process::Command::new(browser)
         .args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1200,2400"])

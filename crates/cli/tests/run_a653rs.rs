@@ -54,6 +54,9 @@ fn an_a653rs_partition_runs_under_partita_run() {
     let received: Vec<&str> = lines.iter().filter_map(|l| l.strip_prefix("received ")).map(|l| l.split(" at ").next().unwrap()).collect();
     assert_eq!(received, ["tick 0", "tick 1", "tick 2"], "{stdout}");
     assert!(lines.contains(&"producer done"), "{stdout}");
+    // The `log` backend: one line per record at or above the level.
+    assert!(lines.contains(&"INFO a653rs_partition: producer sent 3 messages"), "{stdout}");
+    assert!(!stdout.contains("not shown"), "{stdout}");
 
     assert!(events.iter().any(|e| matches!(e, Event::ModeChange { from, to, .. } if from == "COLD_START" && to == "NORMAL")), "{events:?}");
     assert!(events.iter().filter(|e| matches!(e, Event::ProcessRelease { .. })).count() >= 3, "{events:?}");

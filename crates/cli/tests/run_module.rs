@@ -12,14 +12,7 @@ use partita_trace::{Event, read_trace};
 use std::path::Path;
 
 fn privileged() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let ok = root && Path::new("/sys/fs/cgroup").is_dir();
-    if !ok {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true: partita run needs root and cgroups here");
-        eprintln!("skipped: partita run needs root and cgroups (run the tests as root)");
-    }
-    ok
+    partita_testkit::require("root and cgroups", partita_testkit::is_root() && Path::new("/sys/fs/cgroup").is_dir())
 }
 
 fn module(dir: &Path, partitions: &[(&str, &str)]) -> std::path::PathBuf {
@@ -175,8 +168,7 @@ fn ctrl_c_stops_everything_and_leaves_nothing_behind() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    assert!(pgrep(&marker) > 0, "the partitions should be running");
+    wait_for("the three partitions to run", || pgrep(&marker) >= 3);
     // SAFETY: sending SIGINT to our own child.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
@@ -193,6 +185,15 @@ fn ctrl_c_stops_everything_and_leaves_nothing_behind() {
         .filter(|n| n.starts_with(&format!("partita-{pid}")))
         .collect();
     assert!(leftovers.is_empty(), "cgroups left behind: {leftovers:?}");
+}
+
+/// Polls `done` until it holds; fails after 20 s.
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !done() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// How many processes have `needle` in their command line.
@@ -222,8 +223,7 @@ fn partitions_die_with_a_killed_module() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    assert!(pgrep(&marker) > 0, "the partitions should be running");
+    wait_for("the two partitions to run", || pgrep(&marker) >= 2);
     child.kill().unwrap();
     child.wait().unwrap();
     // The kernel kills them (PR_SET_PDEATHSIG) as the module dies.

@@ -110,7 +110,9 @@ fn port_services_give_the_standard_return_codes() {
     let exe = build("ports", dir.path());
     let config = dir.path().join("module.xml");
     std::fs::write(&config, ERRORS_XML.replace("EXE", exe.to_str().unwrap())).unwrap();
-    let (stdout, _) = run(&config, 60);
+    let ran = partitions::run_with(&config, 60, &[]);
+    assert_eq!(ran.status, Some(0), "{}\n{}", ran.stdout, ran.stderr);
+    let stdout = ran.stdout;
     let lines: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("[Errs] ")).collect();
     let failed: Vec<&&str> = lines.iter().filter(|l| l.starts_with("FAIL")).collect();
     assert!(failed.is_empty(), "{failed:#?}\n{stdout}");
@@ -118,6 +120,18 @@ fn port_services_give_the_standard_return_codes() {
         assert!(lines.contains(&format!("ok {check}").as_str()), "check {check} did not run:\n{stdout}");
     }
     assert!(lines.contains(&"errors done"), "{stdout}");
+    // Each INVALID_CONFIG of a creation says in the partition's log which value differs from
+    // which configuration element.
+    let log = format!("{stdout}{}", ran.stderr);
+    for why in [
+        r#"CREATE_SAMPLING_PORT "nope": INVALID_CONFIG: the configuration declares no port of that name"#,
+        r#"CREATE_SAMPLING_PORT "s_out": INVALID_CONFIG: MaxMessageSize 32 given, but <Sampling_Port> Name="s_out" of the configuration has 64"#,
+        r#"CREATE_SAMPLING_PORT "s_out": INVALID_CONFIG: Direction (0 SOURCE, 1 DESTINATION) 1 given"#,
+        r#"CREATE_SAMPLING_PORT "s_in": INVALID_CONFIG: RefreshRateSeconds 60000000 ns given, but <Sampling_Port> Name="s_in" of the configuration has 50000000 ns"#,
+        r#"CREATE_QUEUING_PORT "s_out": INVALID_CONFIG: the configuration declares it as a <Sampling_Port>"#,
+    ] {
+        assert!(log.contains(why), "missing from the partition's log: {why}\n{log}");
+    }
 }
 
 const TRAFFIC_XML: &str = r#"<ARINC_653_Module ModuleName="PortTraffic" xmlns:pt="urn:partita:1">

@@ -4,6 +4,8 @@
 pub mod analysis;
 pub mod diag;
 pub mod generate;
+pub mod hm;
+pub mod lint;
 pub mod model;
 pub mod parse;
 pub mod source;

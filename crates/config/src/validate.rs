@@ -13,6 +13,7 @@ pub fn validate(m: &Module, d: &mut Diagnostics) {
     schedules(m, d);
     health_monitor(m, d);
     channels(m, d);
+    crate::lint::lint(m, d);
 }
 
 /// Reports the second and later occurrences of each key.

@@ -101,7 +101,7 @@ fn main() {
         // SAFETY: still single-threaded here; nothing reads the environment concurrently.
         unsafe { std::env::set_var("SWITCH_CHILD_OTHER", "1") };
     }
-    let caps = rt::probe_capabilities();
+    let caps = backend::probe_capabilities();
     print!("{caps}");
     let sys = CgroupSystem::detect().unwrap_or_else(|e| fail(&e.to_string()));
     let run = RunCgroups::create(&sys).unwrap_or_else(|e| fail(&e.to_string()));

@@ -1,188 +1,16 @@
-//! The health monitor's decisions: from an error (partition, system state, error code) to its
-//! level (System_HM_Table) and the action (Partition_HM_Table or Module_HM_Table). Carrying the
-//! action out is the lifecycle thread's job (`lifecycle`), because it owns the partitions'
-//! programs.
-//!
-//! Where the tables are silent, conservative defaults apply:
-//! - level: DEADLINE_MISSED and APPLICATION_ERROR are PROCESS level, POWER_FAILURE is MODULE
-//!   level, every other error is PARTITION level;
-//! - a PROCESS-level error that reaches the module (no error handler) is IGNOREd (it is traced);
-//! - a PARTITION-level error sets the partition IDLE (it is stopped, nothing else is touched);
-//! - a MODULE-level error SHUTs the module DOWN.
+//! The health monitor on the module's side: the decisions come from the configuration's tables
+//! (`partita_config::hm`, the one home of the rules and defaults, shared with `partita check`);
+//! here are the ABI's names for error codes and the error a partition program's end stands for.
+//! Carrying an action out is the lifecycle thread's job (`lifecycle`), because it owns the
+//! partitions' programs.
 
-use partita_abi::{error_code, system_state};
-use partita_config::model::{ErrorCode, ErrorLevel, Module, ModuleAction, PartitionAction, SystemStateActions};
-use std::collections::HashMap;
-
-/// What the health monitor does about one error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
-    /// A process-level error given to the partition's error handler (decided by the partition).
-    ErrorHandler,
-    Ignore,
-    Idle,
-    WarmStart,
-    ColdStart,
-    Shutdown,
-    Reset,
-}
-
-impl Action {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Action::ErrorHandler => "ERROR_HANDLER",
-            Action::Ignore => "IGNORE",
-            Action::Idle => "IDLE",
-            Action::WarmStart => "WARM_START",
-            Action::ColdStart => "COLD_START",
-            Action::Shutdown => "SHUTDOWN",
-            Action::Reset => "RESET",
-        }
-    }
-}
-
-pub fn level_name(l: ErrorLevel) -> &'static str {
-    match l {
-        ErrorLevel::Module => "MODULE",
-        ErrorLevel::Partition => "PARTITION",
-        ErrorLevel::Process => "PROCESS",
-    }
-}
-
-/// The standard name of an ABI error code ("POWER_FAILURE" as in the configuration).
-pub fn code_name(code: u32) -> &'static str {
-    ErrorCode::ALL.get(code as usize).map_or("UNKNOWN", |(name, _)| name)
-}
+use partita_abi::error_code;
+pub use partita_config::hm::{Action, Decision, HmTables, code_name, level_name};
+use partita_config::model::ErrorCode;
 
 /// The ABI error code of a name, as given to `--inject`.
 pub fn code_by_name(name: &str) -> Option<u32> {
     ErrorCode::ALL.iter().position(|(n, _)| *n == name).map(|i| i as u32)
-}
-
-fn abi_code(c: ErrorCode) -> u32 {
-    ErrorCode::ALL.iter().position(|(_, k)| *k == c).unwrap_or(0) as u32
-}
-
-/// A decision: the error's level and the action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Decision {
-    pub level: ErrorLevel,
-    pub action: Action,
-}
-
-/// The three HM tables of a module, indexed for lookups by (state, error code).
-#[derive(Debug, Default)]
-pub struct HmTables {
-    /// (state, code) -> (level, error identifier).
-    levels: HashMap<(u32, u32), (ErrorLevel, u32)>,
-    /// (partition id, state, error identifier) -> action; also keyed by code as
-    /// u32::MAX - code when the entry names an ErrorCode.
-    partition: HashMap<(u32, u32, u32), PartitionAction>,
-    module: HashMap<(u32, u32), ModuleAction>,
-}
-
-fn by_code(code: u32) -> u32 {
-    u32::MAX - code
-}
-
-fn index<A: Copy>(states: &[SystemStateActions<A>], mut put: impl FnMut(u32, u32, A)) {
-    for s in states {
-        for a in &s.actions {
-            put(s.state.value, a.error_id.value, a.action.value);
-            if let Some(c) = &a.code {
-                put(s.state.value, by_code(abi_code(c.value)), a.action.value);
-            }
-        }
-    }
-}
-
-impl HmTables {
-    pub fn new(module: &Module) -> HmTables {
-        let mut t = HmTables::default();
-        if let Some(sys) = &module.system_hm {
-            for s in &sys.states {
-                for e in &s.errors {
-                    if let Some(c) = &e.code {
-                        t.levels.insert((s.state.value, abi_code(c.value)), (e.level.value, e.error_id.value));
-                    }
-                }
-            }
-        }
-        if let Some(m) = &module.module_hm {
-            index(&m.states, |state, id, a| {
-                t.module.insert((state, id), a);
-            });
-        }
-        for table in &module.partition_hm {
-            let Some(p) = module.resolve(&table.partition) else { continue };
-            let pid = p.id.value;
-            index(&table.states, |state, id, a| {
-                t.partition.insert((pid, state, id), a);
-            });
-        }
-        t
-    }
-
-    /// The level of `code` in `state` (System_HM_Table, else the default) and its identifier.
-    fn level(&self, state: u32, code: u32) -> (ErrorLevel, Option<u32>) {
-        match self.levels.get(&(state, code)) {
-            Some(&(level, id)) => (level, Some(id)),
-            None => (default_level(code), None),
-        }
-    }
-
-    /// Error codes that are PROCESS level in PARTITION_EXECUTION, as a bit mask (for the
-    /// partitions' runtime, which routes those to the error handler).
-    pub fn process_level_mask(&self) -> u32 {
-        (0..error_code::COUNT)
-            .filter(|&c| self.level(system_state::PARTITION_EXECUTION, c).0 == ErrorLevel::Process)
-            .fold(0, |m, c| m | 1 << c)
-    }
-
-    pub fn is_process_level(&self, state: u32, code: u32) -> bool {
-        self.level(state, code).0 == ErrorLevel::Process
-    }
-
-    /// The decision for an error of `partition` that reached the module. `no_process`: the
-    /// error cannot be a process's (the program ended), so PROCESS level counts as PARTITION.
-    pub fn decide(&self, partition: u32, state: u32, code: u32, no_process: bool) -> Decision {
-        let (mut level, id) = self.level(state, code);
-        if no_process && level == ErrorLevel::Process {
-            level = ErrorLevel::Partition;
-        }
-        let action = match level {
-            ErrorLevel::Module => {
-                let found = id.and_then(|id| self.module.get(&(state, id))).or_else(|| self.module.get(&(state, by_code(code))));
-                match found {
-                    Some(ModuleAction::Ignore) => Action::Ignore,
-                    Some(ModuleAction::Reset) => Action::Reset,
-                    Some(ModuleAction::Shutdown) | None => Action::Shutdown,
-                }
-            }
-            ErrorLevel::Partition | ErrorLevel::Process => {
-                let found = id
-                    .and_then(|id| self.partition.get(&(partition, state, id)))
-                    .or_else(|| self.partition.get(&(partition, state, by_code(code))));
-                match found {
-                    Some(PartitionAction::Ignore) => Action::Ignore,
-                    Some(PartitionAction::Idle) => Action::Idle,
-                    Some(PartitionAction::WarmStart) => Action::WarmStart,
-                    Some(PartitionAction::ColdStart) => Action::ColdStart,
-                    None if level == ErrorLevel::Process => Action::Ignore,
-                    None => Action::Idle,
-                }
-            }
-        };
-        Decision { level, action }
-    }
-}
-
-fn default_level(code: u32) -> ErrorLevel {
-    match code {
-        error_code::DEADLINE_MISSED | error_code::APPLICATION_ERROR => ErrorLevel::Process,
-        error_code::POWER_FAILURE => ErrorLevel::Module,
-        _ => ErrorLevel::Partition,
-    }
 }
 
 /// The error a partition program's end stands for, when the runtime did not report it first:
@@ -203,6 +31,7 @@ pub fn code_of_exit(signal: Option<i32>) -> u32 {
 mod tests {
     use super::*;
     use partita_abi::system_state::{PARTITION_EXECUTION as RUN, PARTITION_INIT as INIT};
+    use partita_config::model::ErrorLevel;
 
     fn tables(xml: &str) -> HmTables {
         let checked = partita_config::check_text(xml, std::path::Path::new("/tmp"));

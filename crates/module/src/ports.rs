@@ -7,6 +7,7 @@
 //! Sizes are sealed. The memory lives as long as the run, across partition restarts. A channel
 //! end in another module (a Pseudo_Partition) is served by the module's [`udp`] thread.
 
+use crate::backend::sys::cvt;
 use partita_abi::ports::{
     CONSUMER_PAGE_BYTES, DESTINATION, KIND_QUEUING, KIND_SAMPLING, MAX_PORTS, PORT_FD_BASE, PORTS_MAGIC, PortDirectory, PortEntry,
     QueuingHeader, SOURCE, queuing_area_bytes, sampling_area_bytes,
@@ -32,10 +33,6 @@ impl PartitionPorts {
     pub fn borrowed(&self) -> Vec<BorrowedFd<'_>> {
         self.fds.iter().map(|f| f.as_fd()).collect()
     }
-}
-
-fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
-    if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r) }
 }
 
 /// A sealed-size memfd of `size` zero bytes, optionally starting with `init`; `seals` are

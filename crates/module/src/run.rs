@@ -207,6 +207,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             active_cores: AtomicU32::new(0),
             state: AtomicU32::new(0),
             pending_probe: (0..plan.cores.len()).map(|_| AtomicI64::new(0)).collect(),
+            probe_garbage: Default::default(),
         });
         // Restarts clone from a thread already in the partition's v1 cgroups (backend/spawner.rs).
         let spawner = match Spawner::new(&cgroup, caps.sched_fifo.then_some(LIFECYCLE_PRIORITY)) {

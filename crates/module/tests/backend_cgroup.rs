@@ -2,7 +2,7 @@
 //! threaded sub-cgroups, and killing. Tests that need root and cgroups skip with a message,
 //! except under `CI=true`, where they fail.
 
-use partita_module::backend::{self, CgroupLayout, CgroupSystem, FreezeWait, FreezerKind, PartitionCgroup, RunCgroups};
+use partita_module::backend::{CgroupLayout, CgroupSystem, FreezeWait, FreezerKind, PartitionCgroup, RunCgroups};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -48,8 +48,7 @@ fn detects_hybrid_unified_and_legacy_layouts() {
 }
 
 fn privileged(test: &str, sys: impl FnOnce(CgroupSystem) -> CgroupSystem, need: FreezerKind) -> Option<RunCgroups> {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = partita_testkit::is_root();
     let run = if root {
         CgroupSystem::detect().and_then(|s| RunCgroups::create(&sys(s))).map_err(|e| e.to_string())
     } else {
@@ -59,8 +58,7 @@ fn privileged(test: &str, sys: impl FnOnce(CgroupSystem) -> CgroupSystem, need: 
         Ok(run) if run.freezer == need => Some(run),
         other => {
             let why = other.map(|r| format!("freezer is {:?}: {:?}", r.freezer, r.warnings)).unwrap_or_else(|e| e);
-            assert!(!backend::strict(), "{test}: needs root and a {need:?} freezer (CI=true): {why}");
-            eprintln!("skipping {test}: needs root and a {need:?} freezer ({why})");
+            partita_testkit::require(&format!("root and a {need:?} freezer for {test} ({why})"), false);
             None
         }
     }
@@ -136,36 +134,10 @@ fn v1_freezer_fallback_freezes_and_thaws() {
 
 /// Run with PARTITA_TEST_HELPER=spin2: two threads named spin-a and spin-b spin forever.
 #[test]
-fn helper_two_spinning_threads() {
-    if std::env::var("PARTITA_TEST_HELPER").as_deref() != Ok("spin2") {
-        return;
-    }
-    for name in ["spin-a", "spin-b"] {
-        std::thread::Builder::new()
-            .name(name.into())
-            .spawn(|| {
-                loop {
-                    std::hint::spin_loop()
-                }
-            })
-            .unwrap();
-    }
-    loop {
-        std::thread::park();
-    }
-}
-
-#[test]
 fn threaded_core_cgroups_freeze_one_core_while_the_other_runs() {
     let Some(run) = privileged("threaded_core_cgroups_freeze_one_core_while_the_other_runs", |s| s, FreezerKind::V2) else { return };
     let cg = run.partition("multicore", None).unwrap();
-    let exe = std::env::current_exe().unwrap();
-    let mut child = Command::new(exe)
-        .args(["--exact", "helper_two_spinning_threads", "--nocapture", "--test-threads", "1"])
-        .env("PARTITA_TEST_HELPER", "spin2")
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_partita-test-spin-threads")).stdout(Stdio::null()).spawn().unwrap();
     let pid = child.id();
     cg.add_pid(pid as i32, false).unwrap();
     let tid = |name: &str| -> Option<i32> {

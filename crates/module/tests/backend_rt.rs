@@ -6,8 +6,21 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 fn root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    partita_testkit::is_root()
+}
+
+/// Polls until thread `tid` of this process sleeps (state S in /proc), at most 10 s.
+fn wait_until_sleeping(tid: i32) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
+        // The state follows the command name in parentheses.
+        if stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('S')) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "thread {tid} never went to sleep: {stat}");
+        std::thread::yield_now();
+    }
 }
 
 #[test]
@@ -28,15 +41,23 @@ fn absolute_sleep_never_returns_early() {
 fn shared_futex_wake_releases_a_waiter() {
     let word = Arc::new(AtomicU32::new(0));
     let w = word.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
     let waiter = std::thread::spawn(move || {
+        // SAFETY: gettid has no preconditions.
+        tx.send(unsafe { libc::gettid() }).unwrap();
+        let mut timed_out = 0;
         while w.load(Ordering::Acquire) == 0 {
-            rt::futex_wait_shared(&w, 0, Some(Duration::from_secs(10))).unwrap();
+            // A timeout long past the test's own deadline: only the wake can end it in time.
+            if !rt::futex_wait_shared(&w, 0, Some(Duration::from_secs(60))).unwrap() {
+                timed_out += 1;
+            }
         }
+        timed_out
     });
-    std::thread::sleep(Duration::from_millis(20));
+    wait_until_sleeping(rx.recv().unwrap());
     word.store(1, Ordering::Release);
-    rt::futex_wake_shared(&word, 1).unwrap();
-    waiter.join().unwrap();
+    assert_eq!(rt::futex_wake_shared(&word, 1).unwrap(), 1, "the sleeping waiter is woken");
+    assert_eq!(waiter.join().unwrap(), 0, "the waiter was released by the wake, not by its timeout");
     // Nobody waits on a word whose value differs: FUTEX_WAIT returns at once.
     assert!(rt::futex_wait_shared(&word, 0, Some(Duration::from_secs(10))).unwrap());
     assert!(!rt::futex_wait_shared(&word, 1, Some(Duration::from_millis(5))).unwrap(), "times out");
@@ -62,9 +83,7 @@ fn pinning_restricts_the_thread_to_one_cpu() {
 
 #[test]
 fn fifo_priority_applies_to_the_calling_thread_only() {
-    if !root() {
-        assert!(!backend::strict(), "SCHED_FIFO test needs root (CI=true)");
-        eprintln!("skipping fifo_priority_applies_to_the_calling_thread_only: needs root");
+    if !partita_testkit::require("root (SCHED_FIFO)", root()) {
         return;
     }
     std::thread::spawn(|| {
@@ -85,7 +104,7 @@ fn fifo_priority_applies_to_the_calling_thread_only() {
 
 #[test]
 fn capability_probe_reports_what_is_missing() {
-    let caps = rt::probe_capabilities();
+    let caps = backend::probe_capabilities();
     let text = caps.to_string();
     assert!(text.contains("namespaces"), "{text}");
     assert_eq!(caps.complete(), caps.missing.is_empty());

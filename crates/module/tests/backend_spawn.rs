@@ -13,16 +13,14 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 fn privileged(test: &str) -> Option<RunCgroups> {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = partita_testkit::is_root();
     let run =
         if root { CgroupSystem::detect().and_then(|s| RunCgroups::create(&s)).map_err(|e| e.to_string()) } else { Err("not root".into()) };
     match run {
         Ok(run) if run.freezer != backend::FreezerKind::None => Some(run),
         other => {
             let why = other.map(|r| format!("no freezer: {:?}", r.warnings)).unwrap_or_else(|e| e);
-            assert!(!backend::strict(), "{test}: needs root and cgroups (CI=true): {why}");
-            eprintln!("skipping {test}: needs root and a cgroup freezer ({why})");
+            partita_testkit::require(&format!("root and a cgroup freezer for {test} ({why})"), false);
             None
         }
     }

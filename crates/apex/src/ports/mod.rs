@@ -18,8 +18,9 @@ pub use sampling::{
 
 use crate::names::Name;
 use crate::runtime::rt;
+use crate::sys;
 use crate::types::*;
-use partita_abi::ports::{MAX_PORTS, PORTS_FD, PORTS_MAGIC, PortDirectory, PortEntry};
+use partita_abi::ports::{KIND_QUEUING, KIND_SAMPLING, MAX_PORTS, PORTS_FD, PORTS_MAGIC, PortDirectory, PortEntry};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -102,12 +103,51 @@ fn map(fd: i32, len: usize, writable: bool) -> Option<*mut u8> {
     (p != libc::MAP_FAILED).then_some(p.cast())
 }
 
-/// The configured entry of a port name with the given kind.
+/// The configured entry of a port name with the given kind. Not found: INVALID_CONFIG, and the
+/// partition's log says why (no such port, or a port of the other kind).
 fn configured(name: &Name, kind: u32) -> ApexResult<&'static PortEntry> {
-    directory()
-        .iter()
-        .find(|e| e.kind == kind && partita_abi::name_str(&e.name).as_bytes() == name.as_bytes())
-        .ok_or(ErrorReturnCode::InvalidConfig)
+    let same_name = |e: &&PortEntry| partita_abi::name_str(&e.name).as_bytes() == name.as_bytes();
+    if let Some(e) = directory().iter().find(|e| e.kind == kind && same_name(e)) {
+        return Ok(e);
+    }
+    let mut l = diagnostic(kind, name);
+    if directory().iter().any(|e| same_name(&e)) {
+        l.str("the configuration declares it as a ").str(kind_element(if kind == KIND_SAMPLING { KIND_QUEUING } else { KIND_SAMPLING }));
+    } else {
+        l.str("the configuration declares no port of that name for this partition");
+    }
+    Err(report(l))
+}
+
+/// The configuration element of a port kind.
+fn kind_element(kind: u32) -> &'static str {
+    if kind == KIND_SAMPLING { "<Sampling_Port>" } else { "<Queuing_Port>" }
+}
+
+/// The start of a diagnostic line about creating port `name`.
+fn diagnostic(kind: u32, name: &Name) -> sys::Line {
+    let mut l = sys::Line::new();
+    let service = if kind == KIND_SAMPLING { "CREATE_SAMPLING_PORT" } else { "CREATE_QUEUING_PORT" };
+    l.str("partita-apex: ").str(service).str(" \"").bytes(name.as_bytes()).str("\": INVALID_CONFIG: ");
+    l
+}
+
+/// Writes a diagnostic line on the partition's stderr (its log); INVALID_CONFIG.
+fn report(mut l: sys::Line) -> ErrorReturnCode {
+    l.str("\n");
+    sys::write_all(2, l.as_bytes());
+    ErrorReturnCode::InvalidConfig
+}
+
+/// INVALID_CONFIG because attribute `attribute` of the port's element differs: the log names
+/// the element, the attribute, the value given and the configured one.
+/// `unit` follows each value (e.g. " ns").
+fn mismatch(e: &PortEntry, attribute: &str, given: i64, configured: i64, unit: &str) -> ErrorReturnCode {
+    let name = Name::from_bytes(partita_abi::name_str(&e.name).as_bytes());
+    let mut l = diagnostic(e.kind, &name);
+    l.str(attribute).str(" ").int(given).str(unit).str(" given, but ").str(kind_element(e.kind)).str(" Name=\"").bytes(name.as_bytes());
+    l.str("\" of the configuration has ").int(configured).str(unit);
+    report(l)
 }
 
 /// Created ports of one kind: ids are 1-based indices, looked up without a lock.
@@ -153,10 +193,11 @@ impl<T: 'static> PortTable<T> {
 /// checks: size, direction, then the operating mode.
 fn check_create(e: &PortEntry, max_message_size: i32, direction: PortDirection) -> ApexResult<()> {
     if max_message_size <= 0 || max_message_size as u32 != e.max_message_size {
-        return Err(ErrorReturnCode::InvalidConfig);
+        return Err(mismatch(e, "MaxMessageSize", max_message_size.into(), e.max_message_size.into(), ""));
     }
     if direction as u32 != e.direction {
-        return Err(ErrorReturnCode::InvalidConfig);
+        // 0 = SOURCE, 1 = DESTINATION, as PORT_DIRECTION_TYPE and the ABI number them.
+        return Err(mismatch(e, "Direction (0 SOURCE, 1 DESTINATION)", direction as i64, e.direction.into(), ""));
     }
     Ok(())
 }

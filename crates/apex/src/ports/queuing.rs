@@ -96,7 +96,7 @@ pub fn create_queuing_port(
         || {
             check_create(e, max_message_size, direction)?;
             if max_nb_message <= 0 || max_nb_message as u32 != e.max_nb_messages {
-                return Err(ErrorReturnCode::InvalidConfig);
+                return Err(super::mismatch(e, "MaxNbMessages", max_nb_message.into(), e.max_nb_messages.into(), ""));
             }
             check_init_mode()?;
             Ok(QueuingPort {

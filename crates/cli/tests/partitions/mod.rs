@@ -6,14 +6,9 @@ use assert_cmd::Command;
 use partita_trace::{Event, read_trace};
 use std::path::{Path, PathBuf};
 
+/// Whether this test may run a module here (partita_testkit decides for every test).
 pub fn privileged() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let ok = unsafe { libc::geteuid() } == 0;
-    if !ok {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true: partita run needs root here");
-        eprintln!("skipped: partita run needs root (cgroups, real-time priorities)");
-    }
-    ok
+    partita_testkit::require_root()
 }
 
 pub fn workspace() -> PathBuf {

@@ -25,13 +25,14 @@ mod cgroup_cores;
 mod cgroup_fake;
 mod cgroup_freezer;
 pub mod gate;
+pub mod probe;
 pub mod rt;
 pub mod rt_throttle;
 mod seccomp;
 pub mod spawn;
 mod spawn_child;
 pub mod spawner;
-mod sys;
+pub(crate) mod sys;
 
 use std::fmt;
 use std::io;
@@ -41,7 +42,7 @@ pub use cgroup::{
     CgroupLayout, CgroupSystem, CoreCgroup, CpusetKind, FreezeWait, FreezerKind, MemoryLimitKind, PartitionCgroup, RunCgroups,
 };
 pub use gate::{SignalGate, Stopped, frozen_to_stopped};
-pub use rt::{Capabilities, probe_capabilities};
+pub use probe::{Capabilities, probe_capabilities};
 pub use spawn::{ExecState, ExitStatus, PartitionProcess, SpawnSpec, Spawned, StartState, spawn};
 pub use spawner::Spawner;
 

@@ -4,9 +4,9 @@
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
-/// `-1` -> the thread's errno.
-pub(crate) fn cvt(r: libc::c_long) -> io::Result<libc::c_long> {
-    if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r) }
+/// A negative system call result -> the thread's errno (for `c_int` and `c_long` results alike).
+pub(crate) fn cvt<T: Copy + PartialOrd + Default>(r: T) -> io::Result<T> {
+    if r < T::default() { Err(io::Error::last_os_error()) } else { Ok(r) }
 }
 
 /// Like [`cvt`], retrying on EINTR.
