@@ -19,6 +19,25 @@ pub trait PartitionGate: Send + Sync {
     fn release(&self) -> io::Result<()>;
     /// A short name of the mechanism, for the trace header and the summary.
     fn mechanism(&self) -> &'static str;
+    /// Holds the partition while a `request_stop` is blocked in the kernel (the core guard,
+    /// guard.rs): SIGSTOP to every thread of this gate, which needs no cgroup lock. A
+    /// SIGSTOP stops the whole process, so holding one core of a multi-core partition also
+    /// holds its threads on the others until [`PartitionGate::unhold`]. Returns how many
+    /// threads were signalled (0: this gate has nothing to hold).
+    fn hold(&self) -> io::Result<usize> {
+        Ok(0)
+    }
+    /// Undoes [`PartitionGate::hold`] once the stop is in force (SIGCONT: the threads stay
+    /// stopped by the gate's own mechanism).
+    fn unhold(&self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Kills every thread of the partition without writing to any cgroup (normal policy
+    /// first): the way out of a run whose stop writes are stuck in the kernel. Returns how
+    /// many threads were signalled.
+    fn kill_threads(&self) -> io::Result<usize> {
+        Ok(0)
+    }
     /// The gate of the partition's threads on module core `core`, when the partition is
     /// stopped and released per core (a multi-core partition whose cores have different
     /// windows); None: the partition stops and starts as a whole.

@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod control;
 pub mod gate;
+pub mod guard;
 pub mod hm;
 pub mod lifecycle;
 pub mod output;

@@ -7,7 +7,7 @@
 
 use crate::backend::spawn::ExitStatus;
 use crate::backend::sys::cvt;
-use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SignalGate, SpawnSpec, StartState, frozen_to_stopped, spawn};
+use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SignalGate, SpawnSpec, Spawner, StartState, frozen_to_stopped, spawn};
 use crate::hm::{Action, HmTables, code_name, code_of_exit, level_name};
 use crate::output::PartitionOutput;
 use crate::partition_events::{mode_name, start_condition_name};
@@ -53,6 +53,8 @@ pub struct Launch {
     pub args: Vec<OsString>,
     pub workdir: PathBuf,
     pub cpus: Vec<usize>,
+    /// The thread its programs are cloned from (backend/spawner.rs); dropped before the cgroup.
+    pub spawner: Option<Spawner>,
     pub cgroup: Option<Arc<PartitionCgroup>>,
     /// Gated per core: the per-core cgroups its threads are placed in.
     pub per_core: Option<Arc<CoreGates>>,
@@ -203,6 +205,7 @@ impl<'a> Lifecycle<'a> {
         spec.extra_fds = self.state.partitions[i].control.port_fds();
         spec.cpus = l.cpus.clone();
         spec.cgroup = l.cgroup.as_deref();
+        spec.spawner = l.spawner.as_ref();
         spec.namespaces = l.namespaces;
         spec.rt_priority = l.rt_priority;
         if let Some(gates) = &l.per_core {

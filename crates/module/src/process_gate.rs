@@ -37,6 +37,18 @@ impl PartitionGate for CgroupGate {
     fn mechanism(&self) -> &'static str {
         "cgroup-freeze"
     }
+
+    fn hold(&self) -> io::Result<usize> {
+        self.cgroup.signal_threads(libc::SIGSTOP)
+    }
+
+    fn unhold(&self) -> io::Result<()> {
+        self.cgroup.signal_threads(libc::SIGCONT).map(drop)
+    }
+
+    fn kill_threads(&self) -> io::Result<usize> {
+        self.cgroup.kill_threads()
+    }
 }
 
 /// One core of a multi-core partition: its threaded cgroup.
@@ -57,6 +69,14 @@ impl PartitionGate for CoreGate {
 
     fn mechanism(&self) -> &'static str {
         "cgroup-freeze"
+    }
+
+    fn hold(&self) -> io::Result<usize> {
+        self.0.signal_threads(libc::SIGSTOP)
+    }
+
+    fn unhold(&self) -> io::Result<()> {
+        self.0.signal_threads(libc::SIGCONT).map(drop)
     }
 }
 
@@ -136,6 +156,14 @@ impl PartitionGate for CoreGates {
 
     fn core(&self, core: usize) -> Option<&dyn PartitionGate> {
         self.cores.get(core)?.as_ref().map(|g| g as &dyn PartitionGate)
+    }
+
+    fn kill_threads(&self) -> io::Result<usize> {
+        let mut n = 0;
+        for g in self.cores.iter().flatten().map(|g| &g.0).chain(Some(&self.staging)) {
+            n += g.kill_threads()?;
+        }
+        Ok(n)
     }
 }
 

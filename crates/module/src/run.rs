@@ -3,9 +3,10 @@
 
 use crate::backend::rt::{self, SCHEDULER_PRIORITY};
 use crate::backend::rt_throttle::{RtThrottle, Throttling};
-use crate::backend::{Capabilities, CgroupSystem, FreezerKind, RunCgroups, probe_capabilities};
+use crate::backend::{Capabilities, CgroupSystem, FreezerKind, RunCgroups, Spawner, probe_capabilities};
 use crate::control::SharedControl;
 use crate::gate::PartitionGate;
+use crate::guard::CoreGuard;
 use crate::hm::HmTables;
 use crate::lifecycle::{EventSink, Injection, Launch, Lifecycle, doorbell};
 use crate::plan::Plan;
@@ -148,7 +149,8 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         eprintln!("partita: warning: {m}");
     }
     caps.require_if_strict().map_err(|e| e.to_string())?;
-    let _throttle = rt_throttling(&opts)?;
+    // Restored when the run ends; a stuck run restores it before it exits (`end_stuck_run`).
+    let throttle = std::sync::Mutex::new(rt_throttling(&opts)?);
     if caps.freezer == FreezerKind::None {
         return Err("partita run needs a cgroup freezer (v2 cgroup.freeze or the v1 freezer) to keep partitions inside their windows; none is usable here (run as root on a machine with cgroups)".into());
     }
@@ -207,6 +209,17 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             pending_probe: (0..plan.cores.len()).map(|_| AtomicI64::new(0)).collect(),
             probe_garbage: Default::default(),
         });
+        // Restarts clone from a thread already in the partition's v1 cgroups (backend/spawner.rs).
+        let spawner = match Spawner::new(&cgroup, caps.sched_fifo.then_some(LIFECYCLE_PRIORITY)) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!(
+                    "partita: warning: partition {}: {e}; each of its starts moves it into its v1 cgroups, which delays every core's window boundaries",
+                    p.name
+                );
+                None
+            }
+        };
         launches.push(Launch {
             name: p.name.clone(),
             id: p.id,
@@ -215,6 +228,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             workdir: workdir.clone(),
             // Gated per core, the main thread starts on the first core only.
             cpus: if per_core.is_some() { cpus[..1].to_vec() } else { cpus },
+            spawner,
             cgroup: Some(cgroup),
             per_core,
             signals: use_signals.then_some(signals),
@@ -234,6 +248,15 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     if let Some(early) = opts.early_wake {
         state.early_wake_ns = early.as_nanos().min(10_000_000) as i64;
     }
+    state.guards = (0..state.plan.cores.len())
+        .map(|core| match CoreGuard::new() {
+            Ok(g) => Some(g),
+            Err(e) => {
+                eprintln!("partita: warning: core {core} has no guard ({e}): a stop blocked in the kernel lets its partition run on");
+                None
+            }
+        })
+        .collect();
     let trace_file = match &opts.trace {
         Some(path) => {
             Some(std::io::BufWriter::new(std::fs::File::create(path).map_err(|e| format!("cannot write {}: {e}", path.display()))?))
@@ -290,6 +313,29 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
                     .expect("thread")
             })
             .collect();
+        for (core, guard) in state.guards.iter().enumerate() {
+            let Some(guard) = guard else { continue };
+            let state = &state;
+            let cpu = state.plan.cores[core].cpu as usize;
+            std::thread::Builder::new()
+                .name(format!("partita-guard{core}"))
+                .spawn_scoped(scope, move || {
+                    // On the core's CPU at the scheduler's priority: it runs as soon as the
+                    // scheduler thread sleeps in a blocked write (guard.rs).
+                    if let Err(e) = rt::pin_current_thread(cpu).and_then(|()| rt::set_current_fifo(SCHEDULER_PRIORITY)) {
+                        eprintln!("partita: warning: core {core}'s guard cannot run on CPU {cpu} at the top priority: {e}");
+                    }
+                    let cores = state.plan.cores.len() as u32;
+                    guard.run(
+                        || state.cores_done.load(Ordering::Acquire) >= cores,
+                        |p| {
+                            let g = &*state.partitions[p].gate;
+                            g.core(core).unwrap_or(g)
+                        },
+                    );
+                })
+                .expect("thread");
+        }
         if opts.idle_poll {
             for core in 0..state.plan.cores.len() {
                 let state = &state;
@@ -301,9 +347,18 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             }
         }
         let mut last_tick = rt::now_ns();
+        let planned_end = planned_end_ns(&state);
+        let mut stop_seen: Option<i64> = None;
         while state.cores_done.load(Ordering::Acquire) < cores.len() as u32 {
             if interrupted.load(Ordering::Relaxed) {
                 state.stop.store(true, Ordering::Release);
+            }
+            if stop_seen.is_none() && state.stop.load(Ordering::Acquire) {
+                stop_seen = Some(rt::now_ns());
+            }
+            let give_up_at = stop_seen.unwrap_or(i64::MAX).min(planned_end).saturating_add(STUCK_NS);
+            if rt::now_ns() >= give_up_at {
+                end_stuck_run(&state, &throttle);
             }
             std::thread::sleep(Duration::from_millis(20));
             if rt::now_ns() - last_tick >= 1_000_000_000 {
@@ -315,6 +370,9 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         }
         for c in cores {
             let _ = c.join();
+        }
+        for g in state.guards.iter().flatten() {
+            g.wake();
         }
         let one: u64 = 1;
         // SAFETY: writing the 8-byte counter to our eventfd.
@@ -348,6 +406,47 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         interrupted: interrupted.load(Ordering::Relaxed),
         module_fault,
     })
+}
+
+/// How long after its planned end (or a stop request) a run whose scheduler threads have not
+/// all finished is declared stuck: ample for the last stops (0.5 s) and the clean-up.
+const STUCK_NS: i64 = 3_000_000_000;
+
+/// Exit status of a run that had to be abandoned because a core stayed stuck in the kernel.
+pub const EXIT_STUCK: i32 = 3;
+
+/// When the run should end by its `--duration` or `--frames` (i64::MAX: only by a signal).
+fn planned_end_ns(state: &RunState) -> i64 {
+    let frames = if state.frames_limit > 0 {
+        let longest = state.plan.schedules.iter().map(|s| s.major_frame_ns).max().unwrap_or(0);
+        state.epoch_ns.saturating_add((state.frames_limit as i64).saturating_mul(longest))
+    } else {
+        i64::MAX
+    };
+    // `end_ns` ends at the first frame boundary after it.
+    let longest = state.plan.schedules.iter().map(|s| s.major_frame_ns).max().unwrap_or(0);
+    frames.min(state.end_ns.saturating_add(longest))
+}
+
+/// A scheduler thread is still blocked in a kernel call (a stop or release write) seconds after
+/// the run should have ended: the run cannot end normally (that thread cannot be joined), yet
+/// `partita run` must. Every partition thread is moved to the normal policy and killed without
+/// any cgroup write (those are what is stuck), real-time throttling is restored, and the
+/// process exits with [`EXIT_STUCK`]. The cgroups left behind are removed by the next run.
+fn end_stuck_run(state: &RunState, throttle: &std::sync::Mutex<Option<RtThrottle>>) -> ! {
+    let cores = state.plan.cores.len() as u32;
+    let stuck = cores - state.cores_done.load(Ordering::Acquire).min(cores);
+    eprintln!(
+        "partita: error: the run did not end: {stuck} of {cores} scheduler threads are still blocked in the kernel {} s after the planned end; killing every partition and exiting with status {EXIT_STUCK}",
+        STUCK_NS / 1_000_000_000
+    );
+    for (i, run) in state.partitions.iter().enumerate() {
+        if let Err(e) = run.gate.kill_threads() {
+            eprintln!("partita: cannot kill partition {}: {e}", state.plan.partitions[i].name);
+        }
+    }
+    drop(throttle.lock().unwrap_or_else(|e| e.into_inner()).take());
+    std::process::exit(EXIT_STUCK)
 }
 
 /// Lifts real-time throttling for the run unless told not to; says what it did or what it costs.

@@ -2,6 +2,7 @@
 
 use crate::control::SharedControl;
 use crate::gate::PartitionGate;
+use crate::guard::CoreGuard;
 use crate::plan::Plan;
 use crossbeam_queue::ArrayQueue;
 use partita_trace::Event;
@@ -86,6 +87,9 @@ pub struct RunState {
     /// How long before a boundary the scheduler first wakes to prepare it; it then adapts
     /// (`scheduler::Margin`).
     pub early_wake_ns: i64,
+    /// Per core: the guard that holds a partition whose stop write is blocked (guard.rs); empty
+    /// or None: not guarded (virtual-time tests).
+    pub guards: Vec<Option<CoreGuard>>,
 }
 
 /// Default margin of the early wake-up before a boundary (docs/scheduling.md).
@@ -115,6 +119,7 @@ impl RunState {
             dropped_events: AtomicU64::new(0),
             cores_done: AtomicU32::new(0),
             early_wake_ns: DEFAULT_EARLY_WAKE_NS,
+            guards: Vec::new(),
         }
     }
 

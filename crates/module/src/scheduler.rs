@@ -379,8 +379,27 @@ fn leave(state: &RunState, core: usize, p: usize, clock: &dyn Clock) -> Option<i
         None if before != 1 => return None,
         None => &*run.gate,
     };
-    match gate.request_stop() {
-        Ok(()) => Some(clock.now_ns()),
+    // A write blocked in the kernel must not leave the partition running (guard.rs).
+    let guard = state.guards.get(core).and_then(Option::as_ref);
+    let asked = clock.now_ns();
+    if let Some(g) = guard {
+        g.arm(p);
+    }
+    let stopped = gate.request_stop();
+    let done = clock.now_ns();
+    let held = guard.and_then(|g| g.disarm(gate));
+    if let Some(h) = held {
+        eprintln!(
+            "partita: warning: core {core}: the stop of partition {} blocked in the kernel for {:.3} ms; the core guard had stopped its {} threads (SIGSTOP) {:.3} ms after the request",
+            state.plan.partitions[p].name,
+            (done - asked) as f64 / 1e6,
+            h.threads,
+            (h.at_ns - asked) as f64 / 1e6
+        );
+    }
+    match stopped {
+        // Held: the partition stopped when the guard's signals were sent.
+        Ok(()) => Some(held.map_or(done, |h| h.at_ns.min(done))),
         Err(e) => {
             eprintln!("partita: cannot stop partition {}: {e}", state.plan.partitions[p].name);
             None

@@ -416,17 +416,33 @@ impl PartitionCgroup {
     /// Moves process `pid` into every hierarchy of the partition; with `skip_v2`, only the
     /// v1 ones (the process was cloned into the v2 cgroup already).
     pub fn add_pid(&self, pid: i32, skip_v2: bool) -> Result<()> {
+        self.add_pid_except(pid, skip_v2, false)
+    }
+
+    /// [`PartitionCgroup::add_pid`]; with `inherited_v1`, not into the v1 memory and cpuset
+    /// cgroups either (the process was cloned from a thread placed there: backend/spawner.rs).
+    pub fn add_pid_except(&self, pid: i32, skip_v2: bool, inherited_v1: bool) -> Result<()> {
         let v2 = if skip_v2 { None } else { self.v2.as_ref() };
-        for dir in [v2, self.v1_memory.as_ref(), self.v1_freezer.as_ref(), self.v1_cpuset.as_ref()].into_iter().flatten() {
+        let (memory, cpuset) = if inherited_v1 { (None, None) } else { (self.v1_memory.as_ref(), self.v1_cpuset.as_ref()) };
+        for dir in [v2, memory, self.v1_freezer.as_ref(), cpuset].into_iter().flatten() {
             write_file(&dir.join("cgroup.procs"), &pid.to_string())?;
         }
         Ok(())
     }
 
+    /// The v1 directories a child inherits from the thread that clones it, and a thread may
+    /// join on its own (`tasks`): memory and cpuset. Not the freezer: a thread there would be
+    /// frozen with the partition.
+    pub fn v1_inherited_dirs(&self) -> Vec<&Path> {
+        [&self.v1_memory, &self.v1_cpuset].into_iter().flatten().map(|p| p.as_path()).collect()
+    }
+
     /// Processes in the partition (pids as seen from the module).
+    /// Not the module itself, whose spawner thread may be in the v1 memory cgroup.
     pub fn pids(&self) -> Result<Vec<i32>> {
+        let module = std::process::id() as i32;
         match [&self.v2, &self.v1_freezer, &self.v1_memory].into_iter().flatten().next() {
-            Some(dir) => read_pids(&dir.join("cgroup.procs")),
+            Some(dir) => Ok(read_pids(&dir.join("cgroup.procs"))?.into_iter().filter(|p| *p != module).collect()),
             None => Ok(Vec::new()),
         }
     }
@@ -441,6 +457,19 @@ impl PartitionCgroup {
     /// Thaws (one write).
     pub fn thaw(&self) -> io::Result<()> {
         self.freezer.request(false)
+    }
+
+    /// Sends `sig` to every thread of the partition; returns how many (the core guard's hold).
+    pub fn signal_threads(&self, sig: i32) -> io::Result<usize> {
+        self.freezer.signal_threads(sig)
+    }
+
+    /// Kills every thread of the partition without any cgroup write (for a run whose cgroup
+    /// writes are stuck in the kernel): normal policy first ([`super::rt::demote_threads`]),
+    /// then SIGKILL. Returns how many threads were signalled.
+    pub fn kill_threads(&self) -> io::Result<usize> {
+        super::rt::demote_threads(self.freezer.threads()?);
+        self.freezer.signal_threads(libc::SIGKILL)
     }
 
     /// Whether the freeze is complete (`frozen 1`, or v1 `FROZEN`).
@@ -560,14 +589,18 @@ pub(crate) fn cpu_list(cpus: &[u32]) -> String {
 
 /// Demotes every thread to the normal policy ([`super::rt::demote_threads`]), SIGKILLs everything in one cgroup directory (v2 `cgroup.kill` when present, which covers
 /// descendants), then thaws it: v1-frozen tasks only die once thawed.
+/// The module's own threads are spared: a partition's spawner thread (backend/spawner.rs) lives
+/// in its v1 memory and cpuset cgroups, which therefore list the module's pid.
 fn kill_dir(dir: &Path) {
+    let module = std::process::id() as i32;
+    let ours = |tid: &i32| *tid == module || Path::new(&format!("/proc/self/task/{tid}")).exists();
     for threads in ["cgroup.threads", "tasks"] {
         if let Ok(tids) = read_pids(&dir.join(threads)) {
-            super::rt::demote_threads(tids);
+            super::rt::demote_threads(tids.into_iter().filter(|t| !ours(t)));
         }
     }
     if write_file(&dir.join("cgroup.kill"), "1").is_err() {
-        for pid in read_pids(&dir.join("cgroup.procs")).unwrap_or_default() {
+        for pid in read_pids(&dir.join("cgroup.procs")).unwrap_or_default().into_iter().filter(|p| *p != module) {
             // SAFETY: kill(2) with a pid read from the cgroup and SIGKILL.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }

@@ -136,6 +136,17 @@ impl CoreCgroup {
         self.freezer.request(false)
     }
 
+    /// Sends `sig` to every thread of this core's group; returns how many.
+    pub fn signal_threads(&self, sig: i32) -> io::Result<usize> {
+        self.freezer.signal_threads(sig)
+    }
+
+    /// [`super::PartitionCgroup::kill_threads`] for this core's group.
+    pub fn kill_threads(&self) -> io::Result<usize> {
+        super::rt::demote_threads(self.freezer.threads()?);
+        self.freezer.signal_threads(libc::SIGKILL)
+    }
+
     pub fn is_frozen(&self) -> io::Result<bool> {
         self.freezer.is_frozen()
     }

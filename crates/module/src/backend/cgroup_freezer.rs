@@ -38,8 +38,18 @@ impl Default for FreezeWait {
 
 #[derive(Debug)]
 pub(crate) enum Freezer {
-    V2 { freeze: File, events: File, inotify: Option<OwnedFd> },
-    V1 { state: File },
+    /// `threads`: the cgroup's `cgroup.threads`, for [`Freezer::signal_threads`].
+    V2 {
+        freeze: File,
+        events: File,
+        inotify: Option<OwnedFd>,
+        threads: File,
+    },
+    /// `tasks`: the cgroup's thread list.
+    V1 {
+        state: File,
+        tasks: File,
+    },
     None,
 }
 
@@ -48,14 +58,15 @@ impl Freezer {
         let freeze = open(&dir.join("cgroup.freeze"), true)?;
         let events_path = dir.join("cgroup.events");
         let events = open(&events_path, false)?;
-        Ok(Freezer::V2 { freeze, events, inotify: watch(&events_path).ok() })
+        let threads = open(&dir.join("cgroup.threads"), false)?;
+        Ok(Freezer::V2 { freeze, events, inotify: watch(&events_path).ok(), threads })
     }
 
     pub(crate) fn open_v1(dir: &Path) -> Result<Freezer> {
         let path = dir.join("freezer.state");
         let state =
             OpenOptions::new().read(true).write(true).open(&path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-        Ok(Freezer::V1 { state })
+        Ok(Freezer::V1 { state, tasks: open(&dir.join("tasks"), false)? })
     }
 
     pub(crate) fn kind(&self) -> super::FreezerKind {
@@ -70,9 +81,44 @@ impl Freezer {
     pub(crate) fn request(&self, frozen: bool) -> io::Result<()> {
         match self {
             Freezer::V2 { freeze, .. } => freeze.write_at(if frozen { b"1" } else { b"0" }, 0).map(drop),
-            Freezer::V1 { state } => state.write_at(if frozen { b"FROZEN" } else { b"THAWED" }, 0).map(drop),
+            Freezer::V1 { state, .. } => state.write_at(if frozen { b"FROZEN" } else { b"THAWED" }, 0).map(drop),
             Freezer::None => Err(io::Error::new(io::ErrorKind::Unsupported, "no freezer for this partition")),
         }
+    }
+
+    /// Sends `sig` to every thread of the cgroup (`tkill`); returns how many. For the core
+    /// guard (guard.rs): a SIGSTOP needs no cgroup lock, so it holds a partition whose freeze
+    /// write is blocked. The list is read through a descriptor opened in advance (no path
+    /// lookup); reading it takes only the kernel's css_set spinlock, not `cgroup_mutex`.
+    pub(crate) fn signal_threads(&self, sig: i32) -> io::Result<usize> {
+        let mut count = 0;
+        for tid in self.threads()? {
+            // SAFETY: tkill with a thread id read from the cgroup and a valid signal; a thread
+            // that has exited meanwhile gives ESRCH, which is fine.
+            if unsafe { libc::syscall(libc::SYS_tkill, tid, sig) } == 0 {
+                count += 1;
+            }
+        }
+        Ok(count)
+    }
+
+    /// The threads of the cgroup, read through the descriptor opened in advance.
+    pub(crate) fn threads(&self) -> io::Result<Vec<i32>> {
+        let file = match self {
+            Freezer::V2 { threads, .. } => threads,
+            Freezer::V1 { tasks, .. } => tasks,
+            Freezer::None => return Ok(Vec::new()),
+        };
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut len = 0;
+        loop {
+            let n = file.read_at(&mut buf[len..], len as u64)?;
+            len += n;
+            if n == 0 || len == buf.len() {
+                break;
+            }
+        }
+        Ok(buf[..len].split(|&b| b == b'\n').filter_map(|l| std::str::from_utf8(l).ok()?.trim().parse::<i32>().ok()).collect())
     }
 
     /// One read: is the freeze complete?
@@ -83,7 +129,7 @@ impl Freezer {
                 let n = events.read_at(&mut buf, 0)?;
                 Ok(buf[..n].windows(8).any(|w| w == b"frozen 1"))
             }
-            Freezer::V1 { state } => {
+            Freezer::V1 { state, .. } => {
                 let n = state.read_at(&mut buf, 0)?;
                 Ok(buf[..n].starts_with(b"FROZEN"))
             }

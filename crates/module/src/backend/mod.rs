@@ -32,6 +32,7 @@ pub mod rt_throttle;
 mod seccomp;
 pub mod spawn;
 mod spawn_child;
+pub mod spawner;
 pub(crate) mod sys;
 
 use std::fmt;
@@ -44,6 +45,7 @@ pub use cgroup::{
 pub use gate::{SignalGate, Stopped, frozen_to_stopped};
 pub use probe::{Capabilities, probe_capabilities};
 pub use spawn::{ExecState, ExitStatus, PartitionProcess, SpawnSpec, Spawned, StartState, spawn};
+pub use spawner::Spawner;
 
 /// True when missing capabilities must be errors rather than degrades (`CI=true`).
 pub fn strict() -> bool {

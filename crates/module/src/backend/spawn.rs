@@ -14,6 +14,7 @@
 
 use super::cgroup::{CoreCgroup, PartitionCgroup};
 use super::spawn_child::{self, ChildCtx, STAGES, Stage};
+use super::spawner::Spawner;
 use super::{Error, Result, degrade, sys};
 use std::ffi::{CString, OsString};
 use std::fs::File;
@@ -57,6 +58,9 @@ pub struct SpawnSpec<'a> {
     /// Per-core gating: the program's main thread goes into this core's cgroup and the
     /// partition's own cgroup is thawed (the core cgroups gate it).
     pub main_core: Option<&'a CoreCgroup>,
+    /// The thread to clone the program from, placed in the partition's v1 cgroups (no
+    /// `cgroup.procs` move into them: backend/spawner.rs).
+    pub spawner: Option<&'a Spawner>,
 }
 
 impl<'a> SpawnSpec<'a> {
@@ -84,6 +88,7 @@ impl<'a> SpawnSpec<'a> {
             env: Vec::new(),
             inherited: None,
             main_core: None,
+            spawner: None,
         }
     }
 }
@@ -345,14 +350,19 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
     ctx.rt_priority = spec.rt_priority;
     ctx.inherited = inherited.iter().map(|f| f.as_raw_fd()).collect();
     let cgroup_fd = spec.cgroup.and_then(|c| c.v2_dir_fd()).map(|f| f.as_raw_fd());
-    let (pid, pidfd, into_cgroup) = match spawn_child::clone_child(&ctx, cgroup_fd) {
+    let starting = || format!("starting partition {}", spec.name);
+    let (returned, cloned) = clone_in(spec.spawner, ctx, cgroup_fd).map_err(|e| Error::io(starting(), e))?;
+    ctx = returned;
+    let (pid, pidfd, into_cgroup) = match cloned {
         Ok(r) => r,
         Err(e) if spec.namespaces && matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES | libc::EINVAL | libc::ENOSPC)) => {
             degrade(strict, &mut warnings, &format!("new PID/IPC/mount namespaces for partition {}", spec.name), Error::io("clone", e))?;
             ctx.namespaces = false;
-            spawn_child::clone_child(&ctx, cgroup_fd).map_err(|e| Error::io(format!("starting partition {}", spec.name), e))?
+            let (returned, cloned) = clone_in(spec.spawner, ctx, cgroup_fd).map_err(|e| Error::io(starting(), e))?;
+            ctx = returned;
+            cloned.map_err(|e| Error::io(starting(), e))?
         }
-        Err(e) => return Err(Error::io(format!("starting partition {}", spec.name), e)),
+        Err(e) => return Err(Error::io(starting(), e)),
     };
     drop(child_fds);
     drop(inherited);
@@ -368,7 +378,7 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
     };
 
     if let Some(cg) = spec.cgroup {
-        cg.add_pid(pid, into_cgroup)?;
+        cg.add_pid_except(pid, into_cgroup, spec.spawner.is_some())?;
     }
     // Setup report: "ready" or the stage that failed.
     if !sys::poll_one(process.status.as_fd(), libc::POLLIN, 10_000).map_err(|e| Error::io("waiting for the child", e))? {
@@ -405,6 +415,17 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         cloned_into_cgroup: into_cgroup,
         warnings,
     })
+}
+
+/// Clones the child on `spawner`'s thread when given, else on this one; gives `ctx` back.
+fn clone_in(spawner: Option<&Spawner>, ctx: ChildCtx, cgroup_fd: Option<i32>) -> io::Result<super::spawner::Outcome> {
+    match spawner {
+        Some(s) => s.clone_child(ctx, cgroup_fd),
+        None => {
+            let r = spawn_child::clone_child(&ctx, cgroup_fd);
+            Ok((ctx, r))
+        }
+    }
 }
 
 /// Clear errors for a missing or non-executable program, before any process exists.

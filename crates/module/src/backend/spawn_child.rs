@@ -84,6 +84,11 @@ pub(crate) struct ChildCtx {
     seccomp: Vec<libc::sock_filter>,
 }
 
+// SAFETY: the raw pointers of a ChildCtx (argv, envp) point into the heap buffers of the
+// CStrings it owns, which move with it and are never shared; the spawner thread
+// (backend/spawner.rs) takes a context by value and gives it back.
+unsafe impl Send for ChildCtx {}
+
 impl ChildCtx {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(

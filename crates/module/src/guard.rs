@@ -1,0 +1,242 @@
+//! The core guard: a core whose stop write is blocked in the kernel is still held.
+//!
+//! A scheduler thread stops the outgoing partition with one write (`cgroup.freeze`,
+//! `freezer.state`). That write takes the kernel's global `cgroup_mutex`, which any cgroup work
+//! on the host can hold for milliseconds (measured here up to 21 ms while a process was moved
+//! into a v1 cgroup: docs/isolation.md). While the scheduler thread sleeps on the mutex, its CPU
+//! is free, and the partition it was stopping runs on past its window. Worse, the mutex holder
+//! may be an ordinary task that this very partition (real-time) keeps from running: the write
+//! then waits until Linux's fair server runs it, up to ~1 s.
+//!
+//! So before each stop write the scheduler arms a one-shot timer ([`CoreGuard::arm`]); a guard
+//! thread pinned to the same CPU at the scheduler's priority waits on it. If the write has not
+//! returned within [`GUARD_NS`], the timer wakes the guard, which runs at once (the scheduler is
+//! asleep) and sends SIGSTOP to every thread of the partition ([`PartitionGate::hold`]): a
+//! stop signal needs no cgroup lock, every thread stops before it executes another user
+//! instruction, and the CPU is left to whoever holds the mutex. When the write returns, the
+//! freeze is in force and the scheduler sends SIGCONT ([`CoreGuard::disarm`]); the partition
+//! stays frozen until its next window.
+//!
+//! Chosen over a spinner at the top priority, which would hold the core too but also keep the
+//! mutex holder from running on it. Arming and disarming cost two `timerfd_settime` calls per
+//! stop (about 1 us each here); the guard thread never wakes unless a write is late.
+
+use crate::gate::PartitionGate;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+/// How long a stop write may take before the guard holds the partition. Normal writes take
+/// 15-80 us here (p99 with restarts going on); a longer one is blocked.
+pub const GUARD_NS: i64 = 200_000;
+
+const IDLE: u64 = 0;
+/// Tags in the top bits of the state word; the low bits hold the partition index.
+const ARMED: u64 = 1 << 62;
+const FIRING: u64 = 2 << 62;
+const HELD: u64 = 3 << 62;
+const TAG: u64 = 3 << 62;
+
+/// What the guard did while a stop write was blocked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Held {
+    /// Index of the partition it held.
+    pub partition: usize,
+    /// When every thread had been sent SIGSTOP (monotonic ns): the stop took effect then.
+    pub at_ns: i64,
+    /// Threads signalled.
+    pub threads: usize,
+}
+
+/// The guard of one core (see the module documentation).
+pub struct CoreGuard {
+    timer: OwnedFd,
+    state: AtomicU64,
+    held_at: AtomicI64,
+    held_threads: AtomicU64,
+    /// Writes that took longer than [`GUARD_NS`] (the guard held their partition).
+    pub holds: AtomicU64,
+}
+
+impl CoreGuard {
+    pub fn new() -> io::Result<CoreGuard> {
+        // SAFETY: timerfd_create with valid flags; the result is checked and owned.
+        // Non-blocking: an expiry cancelled by a disarm between poll and read reads nothing.
+        let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC | libc::TFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor owned by nobody else.
+        let timer = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(CoreGuard {
+            timer,
+            state: AtomicU64::new(IDLE),
+            held_at: AtomicI64::new(0),
+            held_threads: AtomicU64::new(0),
+            holds: AtomicU64::new(0),
+        })
+    }
+
+    fn set_timer(&self, relative_ns: i64) {
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: libc::timespec { tv_sec: relative_ns / 1_000_000_000, tv_nsec: relative_ns % 1_000_000_000 },
+        };
+        // SAFETY: arming (or, with a zero value, disarming) our own timerfd with a valid spec.
+        unsafe { libc::timerfd_settime(self.timer.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+    }
+
+    /// Called by the scheduler right before the stop write of partition `p`.
+    pub fn arm(&self, p: usize) {
+        self.state.store(ARMED | p as u64, Ordering::Release);
+        self.set_timer(GUARD_NS);
+    }
+
+    /// Called by the scheduler once the stop write returned: cancels the timer and, if the
+    /// guard held the partition meanwhile, releases that hold (the freeze is in force now).
+    pub fn disarm(&self, gate: &dyn PartitionGate) -> Option<Held> {
+        self.set_timer(0);
+        loop {
+            let s = self.state.load(Ordering::Acquire);
+            match s & TAG {
+                ARMED => {
+                    if self.state.compare_exchange(s, IDLE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+                        return None;
+                    }
+                }
+                // The guard is signalling (it was preempted on its way): let it finish.
+                FIRING => crate::backend::rt::sleep_for_ns(20_000),
+                HELD => {
+                    self.state.store(IDLE, Ordering::Release);
+                    let _ = gate.unhold();
+                    return Some(Held {
+                        partition: (s & !TAG) as usize,
+                        at_ns: self.held_at.load(Ordering::Acquire),
+                        threads: self.held_threads.load(Ordering::Acquire) as usize,
+                    });
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// Wakes the guard thread (with nothing armed) so that it sees the end of the run.
+    pub fn wake(&self) {
+        self.set_timer(1);
+    }
+
+    /// The guard thread's loop (pinned to the core's CPU, at the scheduler's priority) until
+    /// `done()`; `gate_of(p)` is the gate the scheduler is stopping for partition `p`.
+    pub fn run<'a>(&self, done: impl Fn() -> bool, gate_of: impl Fn(usize) -> &'a dyn PartitionGate) {
+        while !done() {
+            let mut fds = libc::pollfd { fd: self.timer.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd, no timeout: the thread wakes only when a write is late
+            // or the run ends ([`CoreGuard::wake`]).
+            let n = unsafe { libc::poll(&mut fds, 1, -1) };
+            if n <= 0 {
+                continue;
+            }
+            let mut expirations = 0u64;
+            // SAFETY: reading the 8-byte expiration count of our timerfd into a valid buffer.
+            if unsafe { libc::read(self.timer.as_raw_fd(), (&mut expirations as *mut u64).cast(), 8) } != 8 {
+                continue; // disarmed meanwhile
+            }
+            // An expiry of an earlier arming read after a new `arm` holds the new stop early:
+            // a SIGSTOP and SIGCONT more, to a partition that is being stopped anyway.
+            let s = self.state.load(Ordering::Acquire);
+            if s & TAG != ARMED || self.state.compare_exchange(s, FIRING | (s & !TAG), Ordering::AcqRel, Ordering::Acquire).is_err() {
+                continue; // the write returned in time
+            }
+            let p = (s & !TAG) as usize;
+            let threads = gate_of(p).hold().unwrap_or(0);
+            self.held_at.store(crate::backend::rt::now_ns(), Ordering::Release);
+            self.held_threads.store(threads as u64, Ordering::Release);
+            self.holds.fetch_add(1, Ordering::AcqRel);
+            self.state.store(HELD | p as u64, Ordering::Release);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+
+    /// A gate whose stop write blocks until the partition is held (or 10 s pass).
+    #[derive(Default)]
+    struct BlockingGate {
+        held: AtomicBool,
+        unheld: AtomicBool,
+    }
+
+    impl PartitionGate for BlockingGate {
+        fn request_stop(&self) -> io::Result<()> {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while !self.held.load(Ordering::Acquire) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            Ok(())
+        }
+        fn is_stopped(&self) -> io::Result<bool> {
+            Ok(true)
+        }
+        fn release(&self) -> io::Result<()> {
+            Ok(())
+        }
+        fn mechanism(&self) -> &'static str {
+            "test"
+        }
+        fn hold(&self) -> io::Result<usize> {
+            self.held.store(true, Ordering::Release);
+            Ok(3)
+        }
+        fn unhold(&self) -> io::Result<()> {
+            assert!(self.held.load(Ordering::Acquire), "released without a hold");
+            self.unheld.store(true, Ordering::Release);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_blocked_stop_write_gets_its_partition_held_and_released_after_the_write() {
+        let guard = CoreGuard::new().unwrap();
+        let gate = BlockingGate::default();
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| guard.run(|| done.load(Ordering::Acquire), |_| &gate as &dyn PartitionGate));
+            let before = crate::backend::rt::now_ns();
+            guard.arm(7);
+            gate.request_stop().unwrap();
+            let held = guard.disarm(&gate);
+            done.store(true, Ordering::Release);
+            guard.wake();
+            assert!(gate.held.load(Ordering::Acquire), "the guard never held the partition");
+            let held = held.expect("disarm reports the hold");
+            assert_eq!((held.partition, held.threads), (7, 3));
+            assert!(held.at_ns >= before + GUARD_NS, "held before the bound");
+            assert!(gate.unheld.load(Ordering::Acquire), "the hold was not undone after the write");
+            assert_eq!(guard.holds.load(Ordering::Acquire), 1);
+        });
+    }
+
+    #[test]
+    fn a_disarmed_guard_never_holds() {
+        let guard = CoreGuard::new().unwrap();
+        let gate = BlockingGate::default();
+        let done = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| guard.run(|| done.load(Ordering::Acquire), |_| &gate as &dyn PartitionGate));
+            for p in 0..20 {
+                guard.arm(p);
+                // Whatever the guard did meanwhile (this thread may be preempted for longer
+                // than the bound), a hold is always undone by the disarm.
+                let held = guard.disarm(&gate);
+                assert_eq!(held.is_some(), gate.unheld.swap(false, Ordering::AcqRel));
+                gate.held.store(false, Ordering::Release);
+            }
+            done.store(true, Ordering::Release);
+            guard.wake();
+        });
+    }
+}
