@@ -29,15 +29,29 @@ fn escape(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-/// A module on CPU 1 only (module core 0): `partitions` (name, shell script) share a
-/// `frame_ms` major frame in equal windows; `tables` is inserted before the partitions.
-fn module(dir: &Path, frame_ms: u32, tables: &str, partitions: &[(&str, &str)]) -> PathBuf {
+/// A partition of a test module: name, program, arguments (XML-escaped here).
+struct Part {
+    name: String,
+    exe: String,
+    args: String,
+}
+
+/// A partition running `script` with /bin/sh.
+fn sh(name: &str, script: &str) -> Part {
+    Part { name: name.into(), exe: "/bin/sh".into(), args: format!("-c '{script}'") }
+}
+
+/// A module on CPU 1 only (module core 0): `partitions` share a `frame_ms` major frame in equal
+/// windows; `tables` is inserted before the partitions.
+fn module(dir: &Path, frame_ms: u32, tables: &str, partitions: &[Part]) -> PathBuf {
     let mut xml = format!("<ARINC_653_Module ModuleName=\"Leaks\" xmlns:pt=\"urn:partita:1\">\n  <pt:Cores Cpus=\"1\"/>\n{tables}");
-    for (i, (name, script)) in partitions.iter().enumerate() {
+    for (i, p) in partitions.iter().enumerate() {
         xml.push_str(&format!(
-            "  <Partition PartitionIdentifier=\"{}\" PartitionName=\"{name}\" pt:Executable=\"/bin/sh\" pt:Arguments=\"-c '{}'\"/>\n",
+            "  <Partition PartitionIdentifier=\"{}\" PartitionName=\"{}\" pt:Executable=\"{}\" pt:Arguments=\"{}\"/>\n",
             i + 1,
-            escape(script)
+            p.name,
+            escape(&p.exe),
+            escape(&p.args)
         ));
     }
     let frame = f64::from(frame_ms) / 1000.0;
@@ -134,7 +148,7 @@ fn a_hundred_runs_ended_normally_by_sigterm_and_by_sigkill_leave_nothing_behind(
     // Idle partitions (a busy one killed at its real-time priority can hold its CPU in the
     // kernel's exit path); each has a child of its own, without the marker.
     let script = format!("echo up; sleep 1000; : {marker}");
-    let config = module(dir.path(), 20, "", &[("A", &script), ("B", &script)]);
+    let config = module(dir.path(), 20, "", &[sh("A", &script), sh("B", &script)]);
     let _machine = machine::machine_lock();
     // Throttling on, as on a default Debian, so that the runs lift and restore it.
     let _rt = host::RtRuntime::set("950000");
@@ -210,8 +224,8 @@ fn a_thousand_restarts_leave_the_module_flat_and_nothing_behind() {
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("partita-restart-marker-{}", std::process::id());
     // 5 ms windows in a 10 ms frame: one restart per frame.
-    let config =
-        module(dir.path(), 10, RESTART_TABLES, &[("Calm", &format!("sleep 1000; : {marker}")), ("Faulty", &format!("exit 3; : {marker}"))]);
+    let parts = [sh("Calm", &format!("sleep 1000; : {marker}")), sh("Faulty", &format!("exit 3; : {marker}"))];
+    let config = module(dir.path(), 10, RESTART_TABLES, &parts);
     let trace = dir.path().join("run.trace");
     let _machine = machine::machine_lock();
     let before = Snapshot::take();
@@ -253,14 +267,143 @@ fn a_thousand_restarts_leave_the_module_flat_and_nothing_behind() {
     // a second of the spawn, so the trace times are compared with a 1 s margin).
     let between = t.iter().filter(|&&t| t > (first.at_ms as i64 + 1000) * 1_000_000 && t < (last.at_ms as i64 - 1000) * 1_000_000).count();
     assert!(between >= 500, "only {between} restarts between the samples {first:?} and {last:?}");
-    // Flat: a restart may be half done when a sample is taken (its pipes and pidfd open).
-    for s in &samples {
-        assert!(s.fds <= first.fds + 8, "descriptors grew: {samples:?}");
-        assert!(s.threads <= first.threads + 2, "threads grew: {samples:?}");
-        assert!(s.cgroups <= first.cgroups + 2, "cgroup directories grew: {samples:?}");
+    // Flat: a sample may catch a restart half done (its pipes and pidfd open, or the old
+    // program's closed and the new one's not yet), so the floors of the first and last samples
+    // are compared; a leak of one item per restart would raise the later floor by hundreds.
+    let floor = |s: &[Sample], f: fn(&Sample) -> usize| s.iter().map(f).min().unwrap();
+    let (early, late) = (&samples[..5], &samples[samples.len() - 5..]);
+    for (what, f) in [
+        ("descriptors", (|s: &Sample| s.fds) as fn(&Sample) -> usize),
+        ("threads", |s: &Sample| s.threads),
+        ("cgroup directories", |s: &Sample| s.cgroups),
+    ] {
+        let (start, end) = (floor(early, f), floor(late, f));
+        assert!(end <= start + 2, "{what} grew from {start} to {end}: {samples:?}");
+        let top = samples.iter().map(f).max().unwrap();
+        assert!(top <= start + 32, "{what} reached {top} (from {start}): {samples:?}");
     }
     assert!(first.cgroups > 0, "no cgroup directory seen: {samples:?}");
     settle("after the restarts", Duration::from_secs(10), || left_of(pid, &marker, false));
+    let left = before.leftovers(&Snapshot::take());
+    assert!(left.is_empty(), "{left:#?}");
+}
+
+/// The partition actions, one partition each (in this order) in system state 1; in state 2
+/// the order is reversed, so that a table looked up in the wrong state shows.
+const ACTIONS: [&str; 4] = ["IGNORE", "IDLE", "WARM_START", "COLD_START"];
+
+/// HM tables for [`every_hm_action_in_both_system_states_leaves_nothing_behind`]: in states 1
+/// and 2, NUMERIC_ERROR is PARTITION level (the partition's action from [`ACTIONS`]),
+/// HARDWARE_FAULT, STACK_OVERFLOW and POWER_FAILURE are MODULE level (IGNORE, RESET, SHUTDOWN).
+fn coverage_tables() -> String {
+    let mut xml = String::from("  <System_HM_Table>\n");
+    for state in [1, 2] {
+        xml.push_str(&format!(
+            "    <System_State_Entry SystemState=\"{state}\">\n      <Error_ID_Level ErrorIdentifier=\"1\" ErrorLevel=\"PARTITION\" ErrorCode=\"NUMERIC_ERROR\"/>\n      <Error_ID_Level ErrorIdentifier=\"2\" ErrorLevel=\"MODULE\" ErrorCode=\"HARDWARE_FAULT\"/>\n      <Error_ID_Level ErrorIdentifier=\"3\" ErrorLevel=\"MODULE\" ErrorCode=\"STACK_OVERFLOW\"/>\n      <Error_ID_Level ErrorIdentifier=\"4\" ErrorLevel=\"MODULE\" ErrorCode=\"POWER_FAILURE\"/>\n    </System_State_Entry>\n"
+        ));
+    }
+    xml.push_str("  </System_HM_Table>\n  <Module_HM_Table>\n");
+    for state in [1, 2] {
+        xml.push_str(&format!(
+            "    <System_State_Entry SystemState=\"{state}\">\n      <Error_ID_Action ErrorIdentifier=\"2\" Action=\"IGNORE\"/>\n      <Error_ID_Action ErrorIdentifier=\"3\" Action=\"RESET\"/>\n      <Error_ID_Action ErrorIdentifier=\"4\" Action=\"SHUTDOWN\"/>\n    </System_State_Entry>\n"
+        ));
+    }
+    xml.push_str("  </Module_HM_Table>\n");
+    for (i, action) in ACTIONS.iter().enumerate() {
+        let reversed = ACTIONS[ACTIONS.len() - 1 - i];
+        xml.push_str(&format!(
+            "  <Partition_HM_Table PartitionIdentifier=\"{id}\" PartitionName=\"P{id}\">\n    <System_State_Entry SystemState=\"1\"><Error_ID_Action ErrorIdentifier=\"1\" Action=\"{action}\"/></System_State_Entry>\n    <System_State_Entry SystemState=\"2\"><Error_ID_Action ErrorIdentifier=\"1\" Action=\"{reversed}\"/></System_State_Entry>\n  </Partition_HM_Table>\n",
+            id = i + 1
+        ));
+    }
+    xml
+}
+
+/// Every partition action (IGNORE, IDLE, WARM_START, COLD_START) and module action (IGNORE,
+/// RESET, SHUTDOWN) in system state 1 (shell programs, which never leave COLD_START) and in
+/// state 2 (tests/partitions/hm.c, NORMAL), from injected errors: each is the table's
+/// decision for that state and is carried out, the module shuts down with status 1, and
+/// nothing of either run is left.
+#[test]
+fn every_hm_action_in_both_system_states_leaves_nothing_behind() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    if !partitions::privileged() {
+        return;
+    }
+    host::become_subreaper();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("partita-hm-marker-{}", std::process::id());
+    let hm = partitions::build("hm", dir.path()).display().to_string();
+    let _machine = machine::machine_lock();
+    let before = Snapshot::take();
+    for state in [1, 2] {
+        let parts: Vec<Part> = (1..=ACTIONS.len())
+            .map(|id| match state {
+                1 => sh(&format!("P{id}"), &format!("sleep 1000; : {marker}")),
+                _ => Part { name: format!("P{id}"), exe: hm.clone(), args: format!("none nohandler {marker}") },
+            })
+            .collect();
+        let config = module(dir.path(), 20, &coverage_tables(), &parts);
+        let mut inject: Vec<String> = (1..=ACTIONS.len()).map(|id| format!("P{id}:NUMERIC_ERROR@300ms")).collect();
+        inject.extend(["P1:HARDWARE_FAULT@700ms".into(), "P2:STACK_OVERFLOW@900ms".into(), "P3:POWER_FAILURE@1500ms".into()]);
+        let args: Vec<&str> = inject.iter().flat_map(|j| ["--inject", j.as_str()]).collect();
+        let trace = dir.path().join("run.trace");
+        let child = partita()
+            .args(["run", config.to_str().unwrap(), "--frames", "250", "--trace", trace.to_str().unwrap()])
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let ran = child.wait_with_output().unwrap();
+        let r = partitions::Ran {
+            status: ran.status.code(),
+            stdout: String::from_utf8_lossy(&ran.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&ran.stderr).into_owned(),
+            events: read_trace(std::io::BufReader::new(std::fs::File::open(&trace).unwrap())).unwrap(),
+        };
+        let hm_event = |id: u32, code: &str| {
+            r.events.iter().find_map(|e| match e {
+                Event::HmEvent { partition, code: c, level, action, .. } if *partition == id && c == code => {
+                    Some((level.as_str(), action.as_str()))
+                }
+                _ => None,
+            })
+        };
+        let restarts = |id: u32| -> Vec<(&str, &str)> {
+            r.events
+                .iter()
+                .filter_map(|e| match e {
+                    Event::PartitionRestart { partition, mode, start_condition, .. } if *partition == id => {
+                        Some((mode.as_str(), start_condition.as_str()))
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        let out = format!("state {state}:\n{}\n{}", r.stdout, r.stderr);
+        assert_eq!(r.status, Some(1), "SHUTDOWN: {out}");
+        for (i, action) in ACTIONS.iter().enumerate() {
+            let id = i as u32 + 1;
+            let action = if state == 1 { *action } else { ACTIONS[ACTIONS.len() - 1 - i] };
+            assert_eq!(hm_event(id, "NUMERIC_ERROR"), Some(("PARTITION", action)), "P{id}: {out}");
+            let mut expected = match action {
+                "WARM_START" | "COLD_START" => vec![(action, "HM_PARTITION_RESTART")],
+                _ => vec![],
+            };
+            // RESET: every partition, the idle one too.
+            expected.push(("COLD_START", "HM_MODULE_RESTART"));
+            assert_eq!(restarts(id), expected, "P{id}: {out}");
+            let idled = r.events.iter().any(|e| matches!(e, Event::ModeChange { partition, to, .. } if *partition == id && to == "IDLE"));
+            assert_eq!(idled, action == "IDLE", "P{id}: {out}");
+        }
+        assert_eq!(hm_event(1, "HARDWARE_FAULT"), Some(("MODULE", "IGNORE")), "{out}");
+        assert_eq!(hm_event(2, "STACK_OVERFLOW"), Some(("MODULE", "RESET")), "{out}");
+        assert_eq!(hm_event(3, "POWER_FAILURE"), Some(("MODULE", "SHUTDOWN")), "{out}");
+        assert!(r.events.iter().any(|e| matches!(e, Event::ModuleStop { reason, .. } if reason == "health monitor shutdown")), "{out}");
+        settle(&format!("state {state}"), Duration::from_secs(10), || left_of(pid, &marker, false));
+    }
     let left = before.leftovers(&Snapshot::take());
     assert!(left.is_empty(), "{left:#?}");
 }

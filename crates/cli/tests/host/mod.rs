@@ -177,7 +177,8 @@ impl Snapshot {
             .filter(|t| !t.starts_with("/proc/") || !t.ends_with("/fd"))
             .collect();
         fds.sort();
-        let shm = std::fs::read_dir("/dev/shm").unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        let shm =
+            std::fs::read_dir("/dev/shm").unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
         let mounts = std::fs::read_to_string("/proc/self/mountinfo")
             .unwrap()
             .lines()
