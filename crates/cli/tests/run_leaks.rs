@@ -12,9 +12,11 @@ mod partitions;
 
 use host::{Snapshot, orphans, run_cgroup_dirs, run_dir_entries, settle};
 use partita_trace::{Event, read_trace};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The tests of this binary run one at a time: each looks at the whole process (descriptors,
@@ -211,7 +213,8 @@ struct Sample {
     cgroups: usize,
 }
 
-/// Over a thousand restarts of a partition whose program exits at once, in one run: the module's
+/// Over a thousand restarts of a partition whose program exits at once, in one run (ended by
+/// SIGTERM once there were enough): the module's
 /// descriptors, threads and cgroup directories stay flat (sampled through the run) and after the
 /// run nothing is left.
 #[test]
@@ -223,46 +226,59 @@ fn a_thousand_restarts_leave_the_module_flat_and_nothing_behind() {
     host::become_subreaper();
     let dir = tempfile::tempdir().unwrap();
     let marker = format!("partita-restart-marker-{}", std::process::id());
-    // 5 ms windows in a 10 ms frame: one restart per frame.
+    // 5 ms windows in a 10 ms frame: at most one restart per frame (about 10 s for 1000).
     let parts = [sh("Calm", &format!("sleep 1000; : {marker}")), sh("Faulty", &format!("exit 3; : {marker}"))];
     let config = module(dir.path(), 10, RESTART_TABLES, &parts);
     let trace = dir.path().join("run.trace");
     let _machine = machine::machine_lock();
     let before = Snapshot::take();
-    let child = partita()
-        .args(["run", config.to_str().unwrap(), "--duration", "14s", "--trace", trace.to_str().unwrap()])
-        .stdout(Stdio::null())
+    let mut child = partita()
+        .args(["run", config.to_str().unwrap(), "--duration", "90s", "--trace", trace.to_str().unwrap()])
+        .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let pid = child.id();
+    // The module says on stdout each time the program ends: the run goes on until it has
+    // ended 1050 times (how long that takes depends on the machine's load), then SIGTERM.
+    let ended = Arc::new(AtomicUsize::new(0));
+    let stdout = child.stdout.take().unwrap();
+    let counter = ended.clone();
+    let reader = std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if line.contains("partition Faulty ended") {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    });
     let started = Instant::now();
     let mut samples = Vec::new();
-    // A sample every 500 ms from 1 s on, while the run lasts.
-    while started.elapsed() < Duration::from_millis(13_000) {
+    // A sample every 500 ms from 1 s on.
+    while ended.load(Ordering::Relaxed) < 1050 && started.elapsed() < Duration::from_secs(80) {
         std::thread::sleep(Duration::from_millis(500));
-        if started.elapsed() < Duration::from_secs(1) {
-            continue;
-        }
-        let s = Sample {
+        samples.push(Sample {
             at_ms: started.elapsed().as_millis(),
             fds: host::fd_count(&pid.to_string()),
             threads: host::thread_count(pid),
             cgroups: run_cgroup_dirs(pid).len(),
-        };
-        if s.threads == 0 {
-            break; // it ended
-        }
-        samples.push(s);
+        });
     }
+    // SAFETY: kill(2) to our own child, which we have not reaped yet.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGTERM) }, 0);
+    let signalled = Instant::now();
     let out = child.wait_with_output().unwrap();
+    let ending = signalled.elapsed();
+    reader.join().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // A restart cut by the end (its program frozen mid-setup) used to hold the end for 10 s.
+    assert!(ending < Duration::from_secs(5), "the run took {ending:?} to end after SIGTERM\n{stderr}");
+    samples.retain(|s| s.at_ms >= 1000 && s.threads > 0);
     let t = restarts(&trace);
     eprintln!("{} restarts in {:?}; samples {samples:?}", t.len(), started.elapsed());
     assert!(t.len() >= 1000, "{} restarts\n{stderr}", t.len());
     let (first, last) = (samples.first().copied().unwrap(), samples.last().copied().unwrap());
-    assert!(samples.len() >= 10 && last.at_ms - first.at_ms >= 8000, "{samples:?}");
+    assert!(samples.len() >= 10 && last.at_ms - first.at_ms >= 5000, "{samples:?}");
     // Restarts between the first and last samples: most of them (the module epoch is within
     // a second of the spawn, so the trace times are compared with a 1 s margin).
     let between = t.iter().filter(|&&t| t > (first.at_ms as i64 + 1000) * 1_000_000 && t < (last.at_ms as i64 - 1000) * 1_000_000).count();

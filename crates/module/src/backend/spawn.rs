@@ -57,6 +57,10 @@ pub struct SpawnSpec<'a> {
     /// Per-core gating: the program's main thread goes into this core's cgroup and the
     /// partition's own cgroup is thawed (the core cgroups gate it).
     pub main_core: Option<&'a CoreCgroup>,
+    /// Readable once the module ends: stop waiting for the child's setup. A program started
+    /// late in its partition's last window is frozen mid-setup when the window closes, and no
+    /// window thaws it again; without this the run's end waited the 10 s setup timeout.
+    pub cancel: Option<BorrowedFd<'a>>,
 }
 
 impl<'a> SpawnSpec<'a> {
@@ -84,6 +88,7 @@ impl<'a> SpawnSpec<'a> {
             env: Vec::new(),
             inherited: None,
             main_core: None,
+            cancel: None,
         }
     }
 }
@@ -371,8 +376,13 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         cg.add_pid(pid, into_cgroup)?;
     }
     // Setup report: "ready" or the stage that failed.
-    if !sys::poll_one(process.status.as_fd(), libc::POLLIN, 10_000).map_err(|e| Error::io("waiting for the child", e))? {
-        return Err(Error::Timeout { what: format!("partition {} did not finish its setup within 10 s", spec.name) });
+    match wait_setup(process.status.as_fd(), spec.cancel).map_err(|e| Error::io("waiting for the child", e))? {
+        Setup::Reported => {}
+        // The child is killed and reaped as `process` drops.
+        Setup::Cancelled => {
+            return Err(Error::Timeout { what: format!("the module ended before partition {} finished its setup", spec.name) });
+        }
+        Setup::TimedOut => return Err(Error::Timeout { what: format!("partition {} did not finish its setup within 10 s", spec.name) }),
     }
     match read_record(&mut process.status).map_err(|e| Error::io("reading the status pipe", e))? {
         Some((stage, _)) if stage == Stage::Ready as u32 => {}
@@ -404,6 +414,32 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         namespaces: ctx.namespaces,
         cloned_into_cgroup: into_cgroup,
         warnings,
+    })
+}
+
+enum Setup {
+    Reported,
+    Cancelled,
+    TimedOut,
+}
+
+/// Waits (at most 10 s) for the child's setup report on `status`, or for `cancel`.
+fn wait_setup(status: BorrowedFd<'_>, cancel: Option<BorrowedFd<'_>>) -> io::Result<Setup> {
+    let Some(cancel) = cancel else {
+        return Ok(if sys::poll_one(status, libc::POLLIN, 10_000)? { Setup::Reported } else { Setup::TimedOut });
+    };
+    let mut fds = [
+        libc::pollfd { fd: status.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: cancel.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+    ];
+    // SAFETY: two valid pollfds in a live array.
+    let n = sys::retry(|| unsafe { libc::poll(fds.as_mut_ptr(), 2, 10_000) } as libc::c_long)?;
+    Ok(if fds[0].revents != 0 {
+        Setup::Reported
+    } else if n > 0 {
+        Setup::Cancelled
+    } else {
+        Setup::TimedOut
     })
 }
 
