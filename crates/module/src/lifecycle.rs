@@ -6,7 +6,7 @@
 //! and errors injected with `partita run --inject`.
 
 use crate::backend::spawn::ExitStatus;
-use crate::backend::sys::cvt;
+use crate::backend::sys::{self, cvt};
 use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SignalGate, SpawnSpec, Spawner, StartState, frozen_to_stopped, spawn};
 use crate::hm::{Action, HmTables, code_name, code_of_exit, level_name};
 use crate::output::PartitionOutput;
@@ -208,6 +208,7 @@ impl<'a> Lifecycle<'a> {
         spec.spawner = l.spawner.as_ref();
         spec.namespaces = l.namespaces;
         spec.rt_priority = l.rt_priority;
+        spec.cancel = Some(self.wake.as_fd());
         if let Some(gates) = &l.per_core {
             spec.inherited = Some((partita_abi::ENV_THREAD_PLACEMENT, gates.placement_fds()));
             spec.main_core = gates.first();
@@ -595,7 +596,10 @@ impl<'a> Lifecycle<'a> {
             start_condition: start_condition_name(condition).into(),
         });
         if let Err(reason) = self.start(i) {
-            self.fail(i, reason);
+            // A restart cut short by the module's end is no failure of the partition.
+            if !sys::poll_one(self.wake.as_fd(), libc::POLLIN, 0).unwrap_or(false) {
+                self.fail(i, reason);
+            }
         }
     }
 

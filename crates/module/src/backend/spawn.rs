@@ -61,6 +61,10 @@ pub struct SpawnSpec<'a> {
     /// The thread to clone the program from, placed in the partition's v1 cgroups (no
     /// `cgroup.procs` move into them: backend/spawner.rs).
     pub spawner: Option<&'a Spawner>,
+    /// Readable once the module ends: stop waiting for the child's setup. A program started
+    /// late in its partition's last window is frozen mid-setup when the window closes, and no
+    /// window thaws it again; without this the run's end waited the 10 s setup timeout.
+    pub cancel: Option<BorrowedFd<'a>>,
 }
 
 impl<'a> SpawnSpec<'a> {
@@ -89,6 +93,7 @@ impl<'a> SpawnSpec<'a> {
             inherited: None,
             main_core: None,
             spawner: None,
+            cancel: None,
         }
     }
 }
@@ -381,8 +386,13 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         cg.add_pid_except(pid, into_cgroup, spec.spawner.is_some())?;
     }
     // Setup report: "ready" or the stage that failed.
-    if !sys::poll_one(process.status.as_fd(), libc::POLLIN, 10_000).map_err(|e| Error::io("waiting for the child", e))? {
-        return Err(Error::Timeout { what: format!("partition {} did not finish its setup within 10 s", spec.name) });
+    match wait_setup(process.status.as_fd(), spec.cancel).map_err(|e| Error::io("waiting for the child", e))? {
+        Setup::Reported => {}
+        // The child is killed and reaped as `process` drops.
+        Setup::Cancelled => {
+            return Err(Error::Timeout { what: format!("the module ended before partition {} finished its setup", spec.name) });
+        }
+        Setup::TimedOut => return Err(Error::Timeout { what: format!("partition {} did not finish its setup within 10 s", spec.name) }),
     }
     match read_record(&mut process.status).map_err(|e| Error::io("reading the status pipe", e))? {
         Some((stage, _)) if stage == Stage::Ready as u32 => {}
@@ -398,7 +408,7 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
     }
     let mut start = StartState::Gated;
     if let Some(cg) = spec.cgroup.filter(|c| c.freezer_kind() != super::FreezerKind::None) {
-        cg.freeze(Duration::from_secs(5))?;
+        freeze_unless_cancelled(cg, spec.cancel)?;
         process.release().map_err(|e| Error::io("opening the gate", e))?;
         start = StartState::Frozen;
         if let Some(core) = spec.main_core {
@@ -426,6 +436,56 @@ fn clone_in(spawner: Option<&Spawner>, ctx: ChildCtx, cgroup_fd: Option<i32>) ->
             Ok((ctx, r))
         }
     }
+}
+
+/// Freezes the partition's cgroup (at most 5 s), giving up when `cancel` becomes readable: at
+/// the module's end a freeze begun in the last window can stay incomplete (seen: the run ended
+/// 5 s late, "did not report frozen within 5s").
+fn freeze_unless_cancelled(cg: &PartitionCgroup, cancel: Option<BorrowedFd<'_>>) -> Result<()> {
+    let Some(cancel) = cancel else { return cg.freeze(Duration::from_secs(5)) };
+    cg.request_freeze().map_err(|e| Error::io(format!("freezing partition {}", cg.name), e))?;
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        match cg.wait_frozen(super::FreezeWait::default(), Duration::from_millis(50)) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() != io::ErrorKind::TimedOut => {
+                return Err(Error::io(format!("waiting for partition {} to freeze", cg.name), e));
+            }
+            Err(_) if sys::poll_one(cancel, libc::POLLIN, 0).unwrap_or(false) => {
+                return Err(Error::Timeout { what: format!("the module ended before partition {} was frozen", cg.name) });
+            }
+            Err(_) if std::time::Instant::now() >= deadline => {
+                return Err(Error::Timeout { what: format!("partition {} did not report frozen within 5s", cg.name) });
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+enum Setup {
+    Reported,
+    Cancelled,
+    TimedOut,
+}
+
+/// Waits (at most 10 s) for the child's setup report on `status`, or for `cancel`.
+fn wait_setup(status: BorrowedFd<'_>, cancel: Option<BorrowedFd<'_>>) -> io::Result<Setup> {
+    let Some(cancel) = cancel else {
+        return Ok(if sys::poll_one(status, libc::POLLIN, 10_000)? { Setup::Reported } else { Setup::TimedOut });
+    };
+    let mut fds = [
+        libc::pollfd { fd: status.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+        libc::pollfd { fd: cancel.as_raw_fd(), events: libc::POLLIN, revents: 0 },
+    ];
+    // SAFETY: two valid pollfds in a live array.
+    let n = sys::retry(|| unsafe { libc::poll(fds.as_mut_ptr(), 2, 10_000) } as libc::c_long)?;
+    Ok(if fds[0].revents != 0 {
+        Setup::Reported
+    } else if n > 0 {
+        Setup::Cancelled
+    } else {
+        Setup::TimedOut
+    })
 }
 
 /// Clear errors for a missing or non-executable program, before any process exists.
