@@ -137,8 +137,10 @@ fn hm(c: &Checked, id: u32) -> Vec<(String, String)> {
 /// samples lie inside their windows; nothing overlapped.
 fn assert_others_untouched(dir: &Path, c: &Checked) {
     let out = &c.ran.stdout;
-    if std::env::var_os("PARTITA_TEST_SHOW").is_some() {
-        eprintln!("{out}\n{}", c.ran.stderr);
+    // For a look at a run: its output, and a copy of its directory that stays.
+    if let Some(keep) = std::env::var_os("PARTITA_TEST_SHOW") {
+        eprintln!("{out}\n{}\nelapsed {:?}", c.ran.stderr, c.elapsed);
+        let _ = std::process::Command::new("cp").arg("-a").arg(dir).arg(keep).status();
     }
     assert_eq!(c.ran.status, Some(0), "{out}\n{}", c.ran.stderr);
     // 2 s of frames; start-up and shutdown take well under the 10 s allowed on a noisy VM.
@@ -271,17 +273,20 @@ fn a_store_into_read_only_port_memory_faults_and_leaves_the_channel_intact() {
     if !privileged() {
         return;
     }
-    let (dir, c) = attack("port", Some("writer"), &table("MEMORY_VIOLATION", "COLD_START"));
+    // IGNORE, not a restart: a restart still delays the other cores' stops (issue 10,
+    // Deliver 3), which is not what this test is about.
+    let (dir, c) = attack("port", Some("writer"), &table("MEMORY_VIOLATION", "IGNORE"));
     let out = &c.ran.stdout;
     assert!(out.contains("[Good0] note writer rc=0"), "{out}");
+    assert!(out.contains("[Hostile] note read rc=0 len=6 content=intact"), "{out}");
     // EACCES (13): the descriptor behind the mapping is read-only.
     assert_eq!(outcome(&c, "port_mprotect"), "-1 13", "{out}");
-    // The store faulted (no "port_store_done"), the fault was the partition's
-    // MEMORY_VIOLATION, its table restarted it cold, and the message read afterwards is the
-    // writer's, intact.
+    // The store faulted (no "port_store_done"): the partition's MEMORY_VIOLATION, which its
+    // table ignores (the faulting process stops); the message read afterwards is the writer's,
+    // intact.
     assert_eq!(outcome(&c, "port_store"), "0 0", "{out}");
     assert!(!attacks(&c).iter().any(|(n, _)| n == "port_store_done"), "{out}");
-    assert_eq!(hm(&c, HOSTILE), [("MEMORY_VIOLATION".to_string(), "COLD_START".to_string())], "{out}");
-    assert_eq!(outcome(&c, "port_after_restart"), "1 0", "{out}");
+    assert_eq!(hm(&c, HOSTILE), [("MEMORY_VIOLATION".to_string(), "IGNORE".to_string())], "{out}");
+    assert_eq!(outcome(&c, "port_after_fault"), "1 0", "{out}");
     assert_others_untouched(dir.path(), &c);
 }

@@ -140,7 +140,8 @@ pub fn run_checked(config: &Path, frames: u32, extra: &[&str]) -> Checked {
         .spawn()
         .unwrap();
     let pid = child.id();
-    let mut pipes = [child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>), child.stderr.take().map(|p| Box::new(p) as _)];
+    let mut pipes =
+        [child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>), child.stderr.take().map(|p| Box::new(p) as _)];
     let readers: Vec<_> = pipes
         .iter_mut()
         .map(|p| {
@@ -191,7 +192,13 @@ fn marked_processes(mark: &str) -> Vec<String> {
         .flatten()
         .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()) && n != me))
         .filter(|e| std::fs::read(e.path().join("environ")).is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == mark.as_bytes())))
-        .map(|e| format!("process {} ({})", e.file_name().to_string_lossy(), std::fs::read_to_string(e.path().join("comm")).unwrap_or_default().trim()))
+        .map(|e| {
+            format!(
+                "process {} ({})",
+                e.file_name().to_string_lossy(),
+                std::fs::read_to_string(e.path().join("comm")).unwrap_or_default().trim()
+            )
+        })
         .collect()
 }
 
