@@ -140,6 +140,7 @@ fn assert_others_untouched(dir: &Path, c: &Checked) {
     // For a look at a run: its output, and a copy of its directory that stays.
     if let Some(keep) = std::env::var_os("PARTITA_TEST_SHOW") {
         eprintln!("{out}\n{}\nelapsed {:?}", c.ran.stderr, c.elapsed);
+        let _ = std::fs::create_dir_all(&keep);
         let _ = std::process::Command::new("cp").arg("-a").arg(dir).arg(keep).status();
     }
     assert_eq!(c.ran.status, Some(0), "{out}\n{}", c.ran.stderr);
