@@ -192,6 +192,9 @@ fn denied_calls_signals_ptrace_and_exec_achieve_nothing() {
         "ptrace_traceme",
         "ptrace_attach_init",
         "process_vm_writev",
+        "process_madvise",
+        "pidfd_getfd",
+        "kcmp",
         "mount_tmpfs",
         "umount_proc",
         "unshare_mount",
@@ -215,6 +218,7 @@ fn denied_calls_signals_ptrace_and_exec_achieve_nothing() {
         "finit_module",
         "delete_module",
         "clock_settime",
+        "swapon",
     ];
     for name in denied {
         assert_eq!(outcome(&c, name), DENIED, "{name}:\n{out}");

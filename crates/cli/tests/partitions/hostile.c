@@ -62,6 +62,9 @@ static void denied_calls(void) {
     SYS("ptrace_traceme", SYS_ptrace, 0 /* PTRACE_TRACEME */, 0, 0, 0);
     SYS("ptrace_attach_init", SYS_ptrace, 16 /* PTRACE_ATTACH */, 1, 0, 0);
     SYS("process_vm_writev", SYS_process_vm_writev, 1, &iov, 1, &iov, 1, 0);
+    SYS("process_madvise", SYS_process_madvise, -1, &iov, 1, 0, 0);
+    SYS("pidfd_getfd", SYS_pidfd_getfd, -1, 0, 0);
+    SYS("kcmp", SYS_kcmp, 1, 1, 0 /* KCMP_FILE */, 0, 0);
     SYS("mount_tmpfs", SYS_mount, "none", "/tmp", "tmpfs", 0, 0);
     SYS("umount_proc", SYS_umount2, "/proc", 2 /* MNT_DETACH */);
     SYS("unshare_mount", SYS_unshare, CLONE_NEWNS);
@@ -85,6 +88,7 @@ static void denied_calls(void) {
     SYS("finit_module", SYS_finit_module, -1, "", 0);
     SYS("delete_module", SYS_delete_module, "partita_no_such_module", O_NONBLOCK);
     SYS("clock_settime", SYS_clock_settime, -1, NULL);
+    SYS("swapon", SYS_swapon, "/partita-no-such-swap", 0);
 }
 
 /* Signals: every pid, the whole process group, and its own PID 1. Each counting attack reports

@@ -9,7 +9,7 @@
 //! also every x32 system call. Everything else is allowed: the runtime needs threads, futexes,
 //! real-time scheduling, memory mappings and its fds, and `execve` (the filter is installed
 //! before the partition's own program is executed; what survives an exec is in
-//! docs/isolation.md). crates/cli/tests/run_hostile.rs makes each denied call from a partition.
+//! docs/isolation.md). crates/cli/tests/run_hostile.rs makes calls of every group from a partition.
 
 /// Denied system call numbers of this architecture, by group (docs/isolation.md, `## Threat
 /// model`, names the test of each group).
