@@ -22,6 +22,7 @@
 
 pub mod clock;
 pub mod ports;
+pub mod untrusted;
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
@@ -51,6 +52,9 @@ pub const NAME_LEN: usize = 32;
 pub const TRACE_CAPACITY: usize = 4096;
 /// Room for errors a partition reports to the health monitor before the module drains them.
 pub const HM_CAPACITY: usize = 64;
+/// A ring push gives up (and counts a drop) after this many tries: correct producers contend
+/// for a slot a few times at most.
+const MAX_PUSH_ATTEMPTS: u32 = 100_000;
 
 /// ARINC 653 operating modes, with the standard's values.
 pub mod mode {
@@ -388,20 +392,22 @@ impl<T: Copy, const N: usize> Ring<T, N> {
         self.dropped.store(0, Ordering::Release);
     }
 
-    /// Producer side; false (and counted) when the ring is full.
+    /// Producer side; false (and counted) when the ring is full. Wrapping arithmetic and a
+    /// bounded number of retries: words another process scribbled on make the push fail, never
+    /// panic or spin.
     pub fn push(&self, e: T) -> bool {
         let mask = N as u64 - 1;
         let mut pos = self.head.load(Ordering::Relaxed);
-        loop {
+        for _ in 0..MAX_PUSH_ATTEMPTS {
             let slot = &self.slots[(pos & mask) as usize];
             let seq = slot.seq.load(Ordering::Acquire);
             if seq == pos {
-                match self.head.compare_exchange_weak(pos, pos + 1, Ordering::Relaxed, Ordering::Relaxed) {
+                match self.head.compare_exchange_weak(pos, pos.wrapping_add(1), Ordering::Relaxed, Ordering::Relaxed) {
                     Ok(_) => {
                         // SAFETY: winning the CAS for `pos` makes this thread the only writer of
                         // the slot until it publishes `pos + 1`.
                         unsafe { *slot.event.get() = e };
-                        slot.seq.store(pos + 1, Ordering::Release);
+                        slot.seq.store(pos.wrapping_add(1), Ordering::Release);
                         return true;
                     }
                     Err(now) => pos = now,
@@ -413,20 +419,54 @@ impl<T: Copy, const N: usize> Ring<T, N> {
                 pos = self.head.load(Ordering::Relaxed);
             }
         }
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+        false
+    }
+
+    /// Consumer side for a consumer that does not trust the producers (the module reading a
+    /// partition's ring): `tail` is the consumer's own position, kept outside the shared
+    /// memory (0 after [`Ring::init`]) and advanced here. Every shared word is read once and
+    /// checked by [`untrusted::ring_slot`]; the entry is copied out once. On garbage nothing is
+    /// advanced: the caller reports it and re-initializes the ring (or stops reading it).
+    pub fn pop_untrusted(&self, structure: &'static str, tail: &mut u64) -> Result<Option<T>, untrusted::Garbage> {
+        let pos = *tail;
+        let slot = &self.slots[(pos % N as u64) as usize];
+        let shared_tail = self.tail.load(Ordering::Relaxed);
+        let seq = slot.seq.load(Ordering::Acquire);
+        let head = self.head.load(Ordering::Relaxed);
+        match untrusted::ring_slot(structure, pos, shared_tail, head, seq, N as u64)? {
+            untrusted::RingSlot::Empty => Ok(None),
+            untrusted::RingSlot::Ready => {
+                // SAFETY: the slot lies inside the ring; a volatile copy of plain integers is
+                // valid whatever bytes a misbehaving producer left there (T is Copy and, for
+                // the rings used here, made of integers only), and it is read exactly once.
+                let e = unsafe { core::ptr::read_volatile(slot.event.get()) };
+                slot.seq.store(pos.wrapping_add(N as u64), Ordering::Release);
+                *tail = pos.wrapping_add(1);
+                self.tail.store(*tail, Ordering::Relaxed);
+                Ok(Some(e))
+            }
+        }
+    }
+
+    /// Takes the `dropped` counter (resetting it), for a consumer that does not trust it:
+    /// checked by [`untrusted::ring_dropped`] against the time since the previous take.
+    pub fn take_dropped_untrusted(&self, structure: &'static str, elapsed_ns: i64) -> Result<u64, untrusted::Garbage> {
+        untrusted::ring_dropped(structure, self.dropped.swap(0, Ordering::AcqRel), elapsed_ns)
     }
 
     /// Consumer side (one thread only).
     pub fn pop(&self) -> Option<T> {
         let pos = self.tail.load(Ordering::Relaxed);
         let slot = &self.slots[(pos as usize) & (N - 1)];
-        if slot.seq.load(Ordering::Acquire) != pos + 1 {
+        if slot.seq.load(Ordering::Acquire) != pos.wrapping_add(1) {
             return None;
         }
         // SAFETY: seq == pos + 1 means the producer finished writing and no producer touches
         // the slot until we hand it back with pos + CAPACITY.
         let e = unsafe { *slot.event.get() };
-        slot.seq.store(pos + N as u64, Ordering::Release);
-        self.tail.store(pos + 1, Ordering::Relaxed);
+        slot.seq.store(pos.wrapping_add(N as u64), Ordering::Release);
+        self.tail.store(pos.wrapping_add(1), Ordering::Relaxed);
         Some(e)
     }
 }

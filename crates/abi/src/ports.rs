@@ -19,6 +19,7 @@
 use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering, fence};
 
 use crate::NAME_LEN;
+use crate::untrusted::{self, Garbage};
 
 /// File descriptor of the port directory in a partition program.
 pub const PORTS_FD: i32 = 5;
@@ -247,7 +248,10 @@ impl<'a> SamplingArea<'a> {
                 core::hint::spin_loop();
                 continue;
             }
-            let length = slot.length.load(Ordering::Relaxed).min(self.max);
+            // A length above the maximum (never written by a correct source) reads as empty.
+            let Ok(length) = untrusted::message_length("sampling_port", slot.length.load(Ordering::Relaxed), self.max) else {
+                return None;
+            };
             let written_ns = slot.written_ns.load(Ordering::Relaxed);
             let n = (length as usize).min(buf.len());
             load_words(data, &mut buf[..n]);
@@ -363,20 +367,35 @@ impl<'a> QueuingArea<'a> {
     }
 
     /// Destination side (one receiver at a time): takes the oldest message into `buf`; None
-    /// when empty.
+    /// when empty. A source that breaks the protocol (a head more than the depth ahead or
+    /// behind) reads as empty: stale slots are never delivered as messages.
     pub fn pop(&self, buf: &mut [u8]) -> Option<Popped> {
+        match self.pop_checked(buf) {
+            Ok(m) => m,
+            Err(g) if g.field == "length" => self.pop_checked(buf).ok().flatten(),
+            Err(_) => None,
+        }
+    }
+
+    /// [`QueuingArea::pop`] for a reader that reports garbage: a head out of range is
+    /// refused (nothing taken); a slot whose length exceeds the port's maximum is consumed
+    /// (so that the queue moves on) and refused.
+    pub fn pop_checked(&self, buf: &mut [u8]) -> Result<Option<Popped>, Garbage> {
         let tail = self.consumer.tail.load(Ordering::Relaxed);
         let head = self.header.head.load(Ordering::Acquire);
-        if head == tail {
-            return None;
+        if untrusted::queue_fill(head, tail, self.depth)? == 0 {
+            return Ok(None);
         }
         let (slot, data) = self.slot(tail);
-        let length = slot.length.load(Ordering::Relaxed).min(self.max);
+        let raw_length = slot.length.load(Ordering::Relaxed);
+        let checked = untrusted::message_length("queuing_port", raw_length, self.max);
+        let length = checked.unwrap_or(0);
         let n = (length as usize).min(buf.len());
         load_words(data, &mut buf[..n]);
         let overflowed = self.take_overflow();
         self.consumer.tail.store(tail.wrapping_add(1), Ordering::Release);
-        Some(Popped { length, overflowed })
+        checked?;
+        Ok(Some(Popped { length, overflowed }))
     }
 
     /// Destination side: drops every queued message, and the overflow not yet reported with
@@ -556,6 +575,75 @@ mod tests {
         assert!(q.push(b"b"));
         let mut buf = [0u8; 8];
         assert_eq!(q.pop(&mut buf), Some(Popped { length: 1, overflowed: false }));
+    }
+
+    #[test]
+    fn a_source_head_out_of_range_delivers_nothing_and_loses_nothing() {
+        let data = buffer(queuing_area_bytes(8, 4));
+        let consumer = buffer(CONSUMER_PAGE_BYTES);
+        // SAFETY: zeroed, aligned, right sizes, alive for the test.
+        let q = unsafe { QueuingArea::from_raw(data.as_ptr().cast(), consumer.as_ptr().cast(), 8, 4) };
+        assert!(q.push(b"one") && q.push(b"two"));
+        let mut buf = [0u8; 8];
+        for garbage in [5, 7, u32::MAX] {
+            q.header.head.store(garbage, Ordering::Relaxed);
+            assert_eq!(q.pop_checked(&mut buf).unwrap_err().field, "head", "head {garbage}");
+            assert_eq!(q.pop(&mut buf), None, "stale slots are not delivered as messages");
+            assert_eq!(q.consumer.tail.load(Ordering::Relaxed), 0, "nothing taken");
+        }
+        // The source comes back to its senses: the queued messages are all there, in order.
+        q.header.head.store(2, Ordering::Relaxed);
+        assert_eq!(q.pop(&mut buf).map(|m| m.length), Some(3));
+        assert_eq!(&buf[..3], b"one");
+        assert_eq!(q.pop(&mut buf).map(|m| m.length), Some(3));
+        assert_eq!(&buf[..3], b"two");
+    }
+
+    #[test]
+    fn a_length_above_the_maximum_is_refused_and_the_queue_moves_on() {
+        let data = buffer(queuing_area_bytes(8, 4));
+        let consumer = buffer(CONSUMER_PAGE_BYTES);
+        // SAFETY: zeroed, aligned, right sizes, alive for the test.
+        let q = unsafe { QueuingArea::from_raw(data.as_ptr().cast(), consumer.as_ptr().cast(), 8, 4) };
+        assert!(q.push(b"bad") && q.push(b"good"));
+        let (slot, _) = q.slot(0);
+        slot.length.store(9999, Ordering::Relaxed);
+        let mut buf = [0u8; 8];
+        assert_eq!(q.pop_checked(&mut buf).unwrap_err().field, "length");
+        assert_eq!(q.pop_checked(&mut buf), Ok(Some(Popped { length: 4, overflowed: false })));
+        assert_eq!(&buf[..4], b"good");
+        // The destination's own pop skips such a message too.
+        assert!(q.push(b"bad") && q.push(b"next"));
+        q.slot(2).0.length.store(u32::MAX, Ordering::Relaxed);
+        assert_eq!(q.pop(&mut buf).map(|m| m.length), Some(4));
+        assert_eq!(&buf[..4], b"next");
+    }
+
+    #[test]
+    fn a_destination_tail_out_of_range_makes_the_queue_full_not_overwritten() {
+        let data = buffer(queuing_area_bytes(8, 2));
+        let consumer = buffer(CONSUMER_PAGE_BYTES);
+        // SAFETY: zeroed, aligned, right sizes, alive for the test.
+        let q = unsafe { QueuingArea::from_raw(data.as_ptr().cast(), consumer.as_ptr().cast(), 8, 2) };
+        assert!(q.push(b"kept"));
+        q.consumer.tail.store(5, Ordering::Relaxed);
+        assert!(!q.push(b"over"), "no room is assumed, nothing is overwritten");
+        assert_eq!(q.len(), 2, "never above the depth");
+        q.consumer.tail.store(0, Ordering::Relaxed);
+        let mut buf = [0u8; 8];
+        assert_eq!(q.pop(&mut buf).map(|m| m.length), Some(4));
+        assert_eq!(&buf[..4], b"kept");
+    }
+
+    #[test]
+    fn a_sampling_length_above_the_maximum_reads_as_empty() {
+        let mem = buffer(sampling_area_bytes(8));
+        // SAFETY: a zeroed, 8-aligned buffer of the right size, alive for the test.
+        let area = unsafe { SamplingArea::from_raw(mem.as_ptr().cast(), 8) };
+        area.write(b"ok", 1);
+        let (slot, _) = area.slots[1];
+        slot.length.store(1000, Ordering::Relaxed);
+        assert_eq!(area.peek(), None);
     }
 
     #[test]

@@ -10,10 +10,11 @@ use crate::backend::sys::cvt;
 use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SignalGate, SpawnSpec, StartState, frozen_to_stopped, spawn};
 use crate::hm::{Action, HmTables, code_name, code_of_exit, level_name};
 use crate::output::PartitionOutput;
-use crate::partition_events::{mode_name, start_condition_name, to_trace};
+use crate::partition_events::{mode_name, start_condition_name};
 use crate::process_gate::{CoreGates, ProcessGate};
 use crate::run_state::{RunState, partition_state};
-use partita_abi::{HmReport, error_code, mode, request, start_condition, system_state};
+use partita_abi::untrusted::{self, Request};
+use partita_abi::{HmReport, mode, start_condition, system_state};
 use partita_trace::Event;
 use std::ffi::OsString;
 use std::fs::File;
@@ -23,6 +24,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+
+mod shm;
 
 /// Where events go: the trace file (if any) and the in-memory list the summary is made from.
 pub struct EventSink {
@@ -112,6 +115,8 @@ pub struct Lifecycle<'a> {
     injections: Vec<Injection>,
     /// Per partition: an HM action waiting for the partition's next window (see `act_pending`).
     pending: Vec<Option<Action>>,
+    /// Per partition: the module's own view of its shared memory (see `shm`).
+    guards: Vec<shm::Guard>,
 }
 
 fn eventfd() -> io::Result<OwnedFd> {
@@ -164,7 +169,9 @@ impl<'a> Lifecycle<'a> {
             })
             .collect::<io::Result<Vec<_>>>()?;
         let pending = vec![None; launches.len()];
-        let lc = Lifecycle { state, launches, live, epoll, wake, sink, console, hm, injections, pending };
+        let now = crate::backend::rt::now_ns();
+        let guards = launches.iter().map(|_| shm::Guard::new(now)).collect();
+        let lc = Lifecycle { state, launches, live, epoll, wake, sink, console, hm, injections, pending, guards };
         lc.watch(lc.wake.as_raw_fd(), WAKE)?;
         for (i, l) in lc.launches.iter().enumerate() {
             lc.watch(l.doorbell.as_raw_fd(), i as u64 * KINDS + DOORBELL)?;
@@ -394,6 +401,7 @@ impl<'a> Lifecycle<'a> {
                 // Its runtime takes it at its next window start: the error handler, if any.
                 let block = self.state.partitions[i].control.block();
                 block.hm.injected.fetch_or(1 << code, Ordering::AcqRel);
+                self.guards[i].note_injected(code);
             } else {
                 self.module_error(i, 0, state, code, !running, "injected");
             }
@@ -402,22 +410,14 @@ impl<'a> Lifecycle<'a> {
 
     /// Handles the errors partition `i` reported.
     fn drain_hm(&mut self, i: usize) {
-        let generation = self.state.partitions[i].control.block().status.restarts.load(Ordering::Acquire);
-        loop {
-            let block = self.state.partitions[i].control.block();
-            // A restart re-initializes the ring: what the old program reported is done with.
-            if block.status.restarts.load(Ordering::Acquire) != generation {
-                return;
-            }
-            let Some(r) = block.hm.reports.pop() else { return };
+        // Taken all at once (checked): the actions only queue up (`defer`), so no restart
+        // re-initializes the ring while these are handled.
+        for r in self.take_hm_reports(i) {
             self.report(i, r);
         }
     }
 
     fn report(&mut self, i: usize, r: HmReport) {
-        if r.code >= error_code::COUNT {
-            return; // a misbehaving runtime: not trusted
-        }
         let source = if r.to_handler & INJECTED != 0 { "injected" } else { "detected" };
         if r.to_handler & TO_HANDLER != 0 {
             self.emit(Event::HmEvent {
@@ -524,10 +524,11 @@ impl<'a> Lifecycle<'a> {
         let kind = block.request.kind.load(Ordering::Acquire);
         let arg = block.request.arg.load(Ordering::Acquire);
         block.request.done.store(seq, Ordering::Release);
-        match kind {
-            request::SET_MODE => self.set_mode(i, arg),
-            request::SET_MODULE_SCHEDULE => {
-                let plan = &self.state.plan;
+        let plan = &self.state.plan;
+        match untrusted::request(kind, arg, |id| plan.schedule_index(id).is_some()) {
+            Err(g) => self.garbage(i, g, 0),
+            Ok(Request::SetMode(m)) => self.set_mode(i, m),
+            Ok(Request::SetModuleSchedule(arg)) => {
                 let current = self.state.schedule.load(Ordering::Acquire);
                 match plan.schedule_index(arg) {
                     // The runtime refuses it with INVALID_CONFIG; a request posted anyway is not obeyed.
@@ -543,10 +544,9 @@ impl<'a> Lifecycle<'a> {
                             p.control.block().schedule.next_id.store(arg, Ordering::Release);
                         }
                     }
-                    None => eprintln!("partita: partition {} asked for unknown schedule {arg}; ignored", self.launches[i].name),
+                    None => {}
                 }
             }
-            _ => eprintln!("partita: partition {} posted unknown request {kind}; ignored", self.launches[i].name),
         }
     }
 
@@ -583,6 +583,7 @@ impl<'a> Lifecycle<'a> {
         block.status.restarts.fetch_add(1, Ordering::AcqRel);
         block.trace.init();
         block.hm.reports.init();
+        self.guards[i].rings_reset();
         block.hm.injected.store(0, Ordering::Release);
         self.emit(Event::PartitionRestart {
             t,
@@ -618,19 +619,9 @@ impl<'a> Lifecycle<'a> {
                 self.sink.push(e);
             }
         }
-        for (i, run) in self.state.partitions.iter().enumerate() {
-            let id = self.launches[i].id;
-            let ring = &run.control.block().trace;
-            while let Some(e) = ring.pop() {
-                if let Some(ev) = to_trace(id, &e) {
-                    self.sink.push(ev);
-                }
-            }
-            let dropped = ring.dropped.swap(0, Ordering::AcqRel);
-            if dropped > 0 {
-                let t = self.state.rel(crate::backend::rt::now_ns());
-                self.sink.push(Event::EventsDropped { t, partition: id, count: dropped });
-            }
+        for i in 0..self.state.partitions.len() {
+            self.drain_trace_ring(i);
+            self.check_words(i);
         }
         let _ = self.console.flush();
     }

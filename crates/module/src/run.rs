@@ -205,6 +205,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             active_cores: AtomicU32::new(0),
             state: AtomicU32::new(0),
             pending_probe: (0..plan.cores.len()).map(|_| AtomicI64::new(0)).collect(),
+            probe_garbage: Default::default(),
         });
         launches.push(Launch {
             name: p.name.clone(),

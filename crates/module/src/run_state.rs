@@ -17,6 +17,34 @@ pub struct PartitionRun {
     pub state: AtomicU32,
     /// Planned window start (CLOCK_MONOTONIC) whose PCS is still to be read, per module core.
     pub pending_probe: Vec<AtomicI64>,
+    /// Garbage a scheduler thread read from the partition's probes, for the lifecycle thread
+    /// to report (the scheduler threads never block nor allocate for it).
+    pub probe_garbage: ProbeGarbage,
+}
+
+/// Probe garbage seen since the lifecycle thread last took it.
+#[derive(Default)]
+pub struct ProbeGarbage {
+    /// How many times.
+    pub count: AtomicU64,
+    /// The last field at fault: 0 = `planned_ns`, 1 = `running_ns`.
+    pub running_field: AtomicBool,
+    pub value: AtomicU64,
+}
+
+impl ProbeGarbage {
+    pub fn note(&self, g: &partita_abi::untrusted::Garbage) {
+        self.running_field.store(g.field == "running_ns", Ordering::Relaxed);
+        self.value.store(g.value, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Release);
+    }
+
+    /// The garbage noted since the last take, as (the last one, how many).
+    pub fn take(&self) -> Option<(partita_abi::untrusted::Garbage, u64)> {
+        let n = self.count.swap(0, Ordering::Acquire);
+        let field = if self.running_field.load(Ordering::Relaxed) { "running_ns" } else { "planned_ns" };
+        (n > 0).then(|| (partita_abi::untrusted::Garbage::new("probe", field, self.value.load(Ordering::Relaxed)), n))
+    }
 }
 
 /// Values of [`PartitionRun::state`].

@@ -149,7 +149,7 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
                 if !continuing && let Some(requested_ns) = leave(state, core, p, clock) {
                     pending.push(PendingStop { partition: p, requested_ns });
                 }
-                report_probe(state, core, p, frame_start + start_offset);
+                report_probe(state, core, p, frame_start + start_offset, clock);
                 open = None;
             }
             // Released while this thread holds the core, unless the partition is released as
@@ -228,7 +228,7 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
         if let Some(requested_ns) = leave(state, core, p, clock) {
             pending.push(PendingStop { partition: p, requested_ns });
         }
-        report_probe(state, core, p, planned);
+        report_probe(state, core, p, planned, clock);
     }
     // The run ends only once every stop it requested is complete.
     let deadline = clock.now_ns() + 500_000_000;
@@ -394,7 +394,7 @@ fn probe_slot(state: &RunState, p: usize, core: usize) -> Option<usize> {
 }
 
 /// After a window: if the partition's probe ran for that window start, record when.
-fn report_probe(state: &RunState, core: usize, p: usize, planned: i64) {
+fn report_probe(state: &RunState, core: usize, p: usize, planned: i64, clock: &dyn Clock) {
     let run = &state.partitions[p];
     if run.pending_probe[core].swap(0, Ordering::AcqRel) != planned {
         return;
@@ -402,8 +402,11 @@ fn report_probe(state: &RunState, core: usize, p: usize, planned: i64) {
     let Some(i) = probe_slot(state, p, core) else { return };
     let probe = &run.control.block().probes[i];
     let running = probe.running_ns.load(Ordering::Acquire);
-    if probe.planned_ns.load(Ordering::Acquire) == planned && running >= planned {
-        state.emit(
+    let planned_shared = probe.planned_ns.load(Ordering::Acquire);
+    // Read after `running`: a correct probe thread never stored a later instant.
+    let now = clock.now_ns();
+    match partita_abi::untrusted::probe(planned, planned_shared, running, now) {
+        Ok(Some(running)) => state.emit(
             core,
             Event::PartitionRunning {
                 t: state.rel(running),
@@ -411,7 +414,10 @@ fn report_probe(state: &RunState, core: usize, p: usize, planned: i64) {
                 partition: state.plan.partitions[p].id,
                 planned: state.rel(planned),
             },
-        );
+        ),
+        Ok(None) => {}
+        // The lifecycle thread reports it (trace event, health monitor).
+        Err(g) => run.probe_garbage.note(&g),
     }
 }
 

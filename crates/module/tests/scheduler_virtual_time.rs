@@ -100,6 +100,7 @@ fn setup_with(module: &str, frames: u64, tick: i64) -> (RunState, Arc<VirtualClo
             active_cores: AtomicU32::new(0),
             state: AtomicU32::new(0),
             pending_probe: (0..plan.cores.len()).map(|_| AtomicI64::new(0)).collect(),
+            probe_garbage: Default::default(),
         })
         .collect();
     let mut state = RunState::new(plan, EPOCH, partitions, frames, i64::MAX);

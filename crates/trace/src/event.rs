@@ -148,6 +148,19 @@ pub enum Event {
         partition: u32,
         count: u64,
     },
+    /// The module read a value the protocol can never produce from memory partition
+    /// `partition` can write: `structure` (`trace_ring`, `hm_ring`, `request`, `status`,
+    /// `probe`), its `field` and the raw `value`. `repeats`: more such reads of that structure
+    /// since the previous event for it (reported at most every 10 ms per structure). The
+    /// health monitor then handles ILLEGAL_REQUEST for the partition (see the `hm_event`).
+    ShmGarbage {
+        t: i64,
+        partition: u32,
+        structure: String,
+        field: String,
+        value: u64,
+        repeats: u64,
+    },
     /// Last line.
     ModuleStop {
         t: i64,
@@ -191,6 +204,7 @@ impl Event {
             | Event::PartitionRestart { t, .. }
             | Event::HmEvent { t, .. }
             | Event::EventsDropped { t, .. }
+            | Event::ShmGarbage { t, .. }
             | Event::ModuleStop { t, .. } => *t,
         }
     }

@@ -147,7 +147,8 @@ fn build(events: &[Event]) -> (Vec<Value>, Value) {
             | Event::PartitionExit { partition, .. }
             | Event::PartitionRestart { partition, .. }
             | Event::HmEvent { partition, .. }
-            | Event::EventsDropped { partition, .. } => *partition,
+            | Event::EventsDropped { partition, .. }
+            | Event::ShmGarbage { partition, .. } => *partition,
             _ => continue,
         };
         partition_cores.entry(p).or_default();
@@ -246,6 +247,11 @@ fn build(events: &[Event]) -> (Vec<Value>, Value) {
             Event::EventsDropped { t, partition, count } => {
                 let track = b.partition_track(*partition, None);
                 b.instant(track, format!("{count} events dropped"), "trace", *t, json!({"count": count}));
+            }
+            Event::ShmGarbage { t, partition, structure, field, value, repeats } => {
+                let track = b.partition_track(*partition, None);
+                let args = json!({"structure": structure, "field": field, "value": value, "repeats": repeats});
+                b.instant(track, format!("shm garbage {structure}.{field}"), "hm", *t, args);
             }
             Event::ScheduleChange { t, from, to } => {
                 b.instant(Track::Module, format!("schedule {from} -> {to}"), "schedule", *t, json!({"from": from, "to": to}));

@@ -42,6 +42,9 @@ pub struct TraceSummary {
     pub hm_events: Vec<HmEvent>,
     pub schedule_changes: Vec<ScheduleChange>,
     pub events_dropped: u64,
+    /// Reads of partition-writable memory the module refused (`shm_garbage` events and their
+    /// repeats).
+    pub shm_garbage: u64,
     pub check: Check,
 }
 
@@ -81,6 +84,7 @@ pub struct PartitionSummary {
     pub restarts: usize,
     pub hm_events: usize,
     pub events_dropped: u64,
+    pub shm_garbage: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -183,6 +187,7 @@ pub fn summarize(events: &[Event]) -> TraceSummary {
         hm_events: Vec::new(),
         schedule_changes: Vec::new(),
         events_dropped: 0,
+        shm_garbage: 0,
         check: Check::from_timeline(&tl),
     };
     let mut frames = None;
@@ -241,8 +246,16 @@ pub fn summarize(events: &[Event]) -> TraceSummary {
                 s.restarts.push(Restart { t: *t, partition: *p, mode: mode.clone(), start_condition: start_condition.clone() });
             }
             Event::EventsDropped { partition: p, count, .. } => {
-                partition(&mut parts, *p).events_dropped += count;
-                s.events_dropped += count;
+                // Saturating: a trace file is input too.
+                let acc = partition(&mut parts, *p);
+                acc.events_dropped = acc.events_dropped.saturating_add(*count);
+                s.events_dropped = s.events_dropped.saturating_add(*count);
+            }
+            Event::ShmGarbage { partition: p, repeats, .. } => {
+                let n = repeats.saturating_add(1);
+                let acc = partition(&mut parts, *p);
+                acc.shm_garbage = acc.shm_garbage.saturating_add(n);
+                s.shm_garbage = s.shm_garbage.saturating_add(n);
             }
             Event::ModuleStop { frames: f, reason, .. } => {
                 frames = Some(*f);
@@ -334,6 +347,7 @@ fn partition(parts: &mut BTreeMap<u32, PartitionSummary>, id: u32) -> &mut Parti
         restarts: 0,
         hm_events: 0,
         events_dropped: 0,
+        shm_garbage: 0,
     })
 }
 
@@ -469,6 +483,11 @@ impl fmt::Display for TraceSummary {
         list(f, "schedule changes", &self.schedule_changes, |c| format!("{} schedule {} -> {}", ms(c.t), c.from, c.to))?;
         if self.events_dropped > 0 {
             writeln!(f, "events dropped: {}", self.events_dropped)?;
+        }
+        if self.shm_garbage > 0 {
+            let by: Vec<String> =
+                self.partitions.iter().filter(|p| p.shm_garbage > 0).map(|p| format!("{} {}", self.name(p.id), p.shm_garbage)).collect();
+            writeln!(f, "shared memory garbage refused: {} ({})", self.shm_garbage, by.join(", "))?;
         }
         let c = &self.check;
         if c.ok {

@@ -25,6 +25,7 @@ mod cgroup_cores;
 mod cgroup_fake;
 mod cgroup_freezer;
 pub mod gate;
+pub mod pm_qos;
 pub mod probe;
 pub mod rt;
 pub mod rt_throttle;

@@ -122,7 +122,9 @@ impl Link {
             }
             return;
         }
-        while let Some(n) = self.queuing().and_then(|q| q.pop(buf)).map(|m| m.length) {
+        // At most a queue's worth per call, whatever the source partition keeps writing.
+        for _ in 0..self.end.max_nb_messages.max(1) {
+            let Some(n) = self.queuing().and_then(|q| q.pop(buf)).map(|m| m.length) else { break };
             self.sequence += 1;
             let seq = self.sequence;
             self.send(&buf[..n as usize], seq);
