@@ -75,7 +75,7 @@ fn runs_as_pid_1_with_fds_3_and_4_env_and_private_mounts() {
     let script = format!(
         "echo pid=$$; echo fds=$(ls /proc/self/fd | tr '\\n' ' '); echo fd3=$(readlink /proc/$$/fd/3); \
          echo id=$PARTITA_PARTITION; echo pwd=$(pwd); echo maxpid=$(ls /proc | grep '^[0-9]' | sort -n | tail -n 1); \
-         test -e {marker} && echo shm=shared || echo shm=private"
+         echo group=$(cut -d' ' -f5,6 /proc/$$/stat); test -e {marker} && echo shm=shared || echo shm=private"
     );
     let spec = sh(&script, &ctl, &bell, Some(&cg));
     let Spawned { mut process, stdout, start, namespaces, .. } = backend::spawn(&spec).unwrap();
@@ -96,6 +96,9 @@ fn runs_as_pid_1_with_fds_3_and_4_env_and_private_mounts() {
     // Only the namespace's own processes, numbered from 1, are visible.
     assert!(line("maxpid=").parse::<u32>().unwrap() < 20, "the partition must see only its own processes: {out}");
     assert_eq!(line("shm="), "private");
+    // Its own process group and session (PID 1 leads both): `kill(0, sig)` reaches no process
+    // outside (the module's group would be 0 here, outside the namespace).
+    assert_eq!(line("group="), "1 1", "{out}");
 }
 
 #[test]

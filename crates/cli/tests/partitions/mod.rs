@@ -111,3 +111,107 @@ pub fn single_partition_module(dir: &Path, name: &str, id: u32, exe: &Path, args
     std::fs::write(&config, xml).unwrap();
     config
 }
+
+/// A run by [`run_checked`]: the run, how long `partita run` took, and what it left behind.
+pub struct Checked {
+    pub ran: Ran,
+    pub elapsed: std::time::Duration,
+    /// Processes and cgroups of the run still there after `partita run` ended (empty: none).
+    pub leftovers: Vec<String>,
+}
+
+/// Runs `config` like [`run_with`], marking the run's processes with an environment variable
+/// (partitions inherit the module's environment, also across an exec of another program), and
+/// then, still holding the machine, lists what the run left: processes carrying the mark and
+/// cgroups named after the module's pid (`partita-<pid>[-<n>]`) in every hierarchy.
+pub fn run_checked(config: &Path, frames: u32, extra: &[&str]) -> Checked {
+    let dir = config.parent().unwrap();
+    let _machine = crate::machine::machine_lock();
+    let trace = dir.join("run.trace");
+    let mark = format!("PARTITA_TEST_RUN={}", dir.display());
+    let started = std::time::Instant::now();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("partita"))
+        .args(["run", config.to_str().unwrap(), "--frames", &frames.to_string(), "--trace", trace.to_str().unwrap(), "--logs"])
+        .arg(dir.join("logs"))
+        .args(extra)
+        .env("PARTITA_TEST_RUN", dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut pipes =
+        [child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>), child.stderr.take().map(|p| Box::new(p) as _)];
+    let readers: Vec<_> = pipes
+        .iter_mut()
+        .map(|p| {
+            let mut p = p.take().unwrap();
+            std::thread::spawn(move || {
+                let mut s = String::new();
+                let _ = p.read_to_string(&mut s);
+                s
+            })
+        })
+        .collect();
+    let deadline = started + std::time::Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let elapsed = started.elapsed();
+    let mut out = readers.into_iter().map(|r| r.join().unwrap());
+    let (stdout, stderr) = (out.next().unwrap(), out.next().unwrap());
+    // A partition killed by the module is gone once `partita run` returns; allow a moment for
+    // the kernel to finish reaping (polled, not slept).
+    let gone = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut leftovers = loop {
+        let left = marked_processes(&mark);
+        if left.is_empty() || std::time::Instant::now() > gone {
+            break left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    leftovers.extend(run_cgroups(pid));
+    let events = std::fs::File::open(&trace).map(|f| read_trace(std::io::BufReader::new(f)).unwrap()).unwrap_or_default();
+    Checked { ran: Ran { status: status.code(), stdout, stderr, events }, elapsed, leftovers }
+}
+
+use std::io::Read as _;
+
+/// Processes whose environment holds `mark`.
+fn marked_processes(mark: &str) -> Vec<String> {
+    let me = std::process::id().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()) && n != me))
+        .filter(|e| std::fs::read(e.path().join("environ")).is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == mark.as_bytes())))
+        .map(|e| {
+            format!(
+                "process {} ({})",
+                e.file_name().to_string_lossy(),
+                std::fs::read_to_string(e.path().join("comm")).unwrap_or_default().trim()
+            )
+        })
+        .collect()
+}
+
+/// Cgroup directories of the run of module `pid`, in the v2 tree and every v1 hierarchy.
+fn run_cgroups(pid: u32) -> Vec<String> {
+    let base = Path::new("/sys/fs/cgroup");
+    let mut roots = vec![base.to_path_buf()];
+    roots.extend(std::fs::read_dir(base).into_iter().flatten().flatten().map(|e| e.path()).filter(|p| p.is_dir()));
+    let prefix = format!("partita-{pid}");
+    roots
+        .iter()
+        .flat_map(|r| std::fs::read_dir(r).into_iter().flatten().flatten())
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n == prefix || n.starts_with(&format!("{prefix}-"))))
+        .map(|e| format!("cgroup {}", e.path().display()))
+        .collect()
+}

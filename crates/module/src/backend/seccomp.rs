@@ -3,31 +3,43 @@
 //! (SECCOMP_RET_TRAP), which the partition runtime reports as ILLEGAL_REQUEST to the health
 //! monitor, and the call fails with ENOSYS.
 //!
-//! The deny list: what would let a partition act on the machine or on other partitions beyond
-//! its ports and its own memory — rebooting and kernel modules (reboot, kexec_load,
-//! kexec_file_load, init_module, finit_module, delete_module), mounts and namespaces (mount,
-//! umount2, pivot_root, chroot, unshare, setns), swap (swapon, swapoff), the system clock the
-//! module's windows rely on (settimeofday, clock_settime, clock_adjtime, adjtimex), host
-//! identity (sethostname, setdomainname), other processes' memory (ptrace, process_vm_readv,
-//! process_vm_writev), kernel facilities that bypass isolation (bpf, perf_event_open,
-//! userfaultfd, the kernel keyring: add_key, request_key, keyctl; acct, quotactl, syslog) and,
-//! on x86-64, I/O ports (iopl, ioperm) and every x32 system call. Everything else is allowed:
-//! the runtime needs threads, futexes, real-time scheduling, memory mappings and its fds.
+//! The deny list ([`DENIED`], one group per reason): what would let a partition act on the
+//! machine or on other partitions beyond its ports and its own memory, and kernel facilities
+//! that work outside its windows or are attack surface without a use in a partition; on x86-64
+//! also every x32 system call. Everything else is allowed: the runtime needs threads, futexes,
+//! real-time scheduling, memory mappings and its fds, and `execve` (the filter is installed
+//! before the partition's own program is executed; what survives an exec is in
+//! docs/isolation.md). crates/cli/tests/run_hostile.rs makes calls of every group from a partition.
 
-/// Denied system call numbers of this architecture.
+/// Denied system call numbers of this architecture, by group (docs/isolation.md, `## Threat
+/// model`, names the test of each group).
 const DENIED: &[libc::c_long] = &[
+    // The machine itself: rebooting, replacing or extending the kernel.
     libc::SYS_reboot,
     libc::SYS_kexec_load,
     libc::SYS_kexec_file_load,
     libc::SYS_init_module,
     libc::SYS_finit_module,
     libc::SYS_delete_module,
+    // The file system view the module gave it: mounts (the classic and the new mount API, which
+    // reaches the same kernel code through descriptors), namespaces, another root.
     libc::SYS_mount,
     libc::SYS_umount2,
     libc::SYS_pivot_root,
     libc::SYS_chroot,
     libc::SYS_unshare,
     libc::SYS_setns,
+    libc::SYS_open_tree,
+    libc::SYS_move_mount,
+    libc::SYS_fsopen,
+    libc::SYS_fsconfig,
+    libc::SYS_fsmount,
+    libc::SYS_fspick,
+    libc::SYS_mount_setattr,
+    // Files by handle bypass the path walk (and so the mount view: the classic container escape).
+    libc::SYS_open_by_handle_at,
+    // Host-wide state: swap, the system clock the module's windows rely on, host identity,
+    // accounting, quotas, the kernel log, watching or blocking every file access (fanotify).
     libc::SYS_swapon,
     libc::SYS_swapoff,
     libc::SYS_settimeofday,
@@ -36,22 +48,42 @@ const DENIED: &[libc::c_long] = &[
     libc::SYS_adjtimex,
     libc::SYS_sethostname,
     libc::SYS_setdomainname,
+    libc::SYS_acct,
+    libc::SYS_quotactl,
+    libc::SYS_quotactl_fd,
+    libc::SYS_syslog,
+    libc::SYS_fanotify_init,
+    libc::SYS_vhangup,
+    // Other processes' memory and descriptors (the PID namespace already hides the module and
+    // the other partitions; these would still reach a partition's own children and are attack
+    // surface without a use in a partition).
     libc::SYS_ptrace,
     libc::SYS_process_vm_readv,
     libc::SYS_process_vm_writev,
+    libc::SYS_process_madvise,
+    libc::SYS_pidfd_getfd,
+    libc::SYS_kcmp,
+    // Kernel facilities that run partition-supplied programs or work outside the partition's
+    // time and accounting: eBPF, performance counters (also a side channel on the other
+    // partitions), userfaultfd (stalls the kernel on the partition's behalf), io_uring (kernel
+    // worker threads doing the partition's I/O outside its cgroup's windows, and a large attack
+    // surface), the kernel keyring (shared state outside the partition's memory).
     libc::SYS_bpf,
     libc::SYS_perf_event_open,
     libc::SYS_userfaultfd,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
     libc::SYS_add_key,
     libc::SYS_request_key,
     libc::SYS_keyctl,
-    libc::SYS_acct,
-    libc::SYS_quotactl,
-    libc::SYS_syslog,
+    // x86-64 only: I/O ports, and loading a shared library by an old path (uselib).
     #[cfg(target_arch = "x86_64")]
     libc::SYS_iopl,
     #[cfg(target_arch = "x86_64")]
     libc::SYS_ioperm,
+    #[cfg(target_arch = "x86_64")]
+    libc::SYS_uselib,
 ];
 
 #[cfg(target_arch = "x86_64")]

@@ -29,9 +29,10 @@ pub(crate) enum Stage {
     Gate,
     Seccomp,
     Exec,
+    Session,
 }
 
-pub(crate) const STAGES: [&str; 11] = [
+pub(crate) const STAGES: [&str; 12] = [
     "ready",
     "making / a slave mount in the new mount namespace",
     "mounting a tmpfs on /dev/shm",
@@ -43,6 +44,7 @@ pub(crate) const STAGES: [&str; 11] = [
     "waiting for release",
     "installing the system call filter",
     "execve",
+    "leaving the module's session and process group (setsid)",
 ];
 
 /// `struct clone_args` (version 2, with `cgroup`).
@@ -279,6 +281,12 @@ fn child_main(ctx: &ChildCtx) -> ! {
         // may run on without its scheduler. Sent from the parent's namespace, so it reaches
         // the PID 1 of the partition's namespace too.
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        // Its own session and process group: `kill(0, sig)` signals the caller's process group
+        // with no PID namespace check, so a partition left in the module's group would reach
+        // the module and whatever started it (run_hostile.rs' `kill_group`).
+        if libc::setsid() < 0 {
+            fail(ctx, Stage::Session, sys::errno());
+        }
         for sig in 1..65 {
             if sig != libc::SIGKILL && sig != libc::SIGSTOP {
                 libc::signal(sig, libc::SIG_DFL);

@@ -1,0 +1,298 @@
+//! Hostile partitions (issue 10, Deliver 6): tests/partitions/hostile.c runs one group of attacks
+//! on core 1 (CPU 1) beside two well-behaved partitions (timecheck.c, or hostile.c's writer
+//! role), one on the same core and one on core 0, in a 2-core module with a 20 ms major frame.
+//! Each test asserts that every attack failed (the errno it reported), that the well-behaved
+//! partitions' own GET_TIME samples lie inside their windows and the trace shows them losing
+//! no window, that the run ended on time, and that it left no process and no cgroup behind.
+//! docs/isolation.md (`## Threat model`) maps each attack to its defence and test. Needs root
+//! (skipped with a message otherwise; a failure with CI=true).
+
+mod machine;
+mod partitions;
+
+use partita_trace::Event;
+use partita_trace::summary::summarize;
+use partitions::{Checked, build, privileged, run_checked};
+use std::path::Path;
+use std::time::Duration;
+
+/// 2 s of 20 ms frames.
+const FRAMES: u32 = 100;
+const MS: i64 = 1_000_000;
+const FRAME_NS: i64 = 20 * MS;
+
+/// The well-behaved partitions: name, id, core and window (start, end) in ms of the frame.
+const GOOD: [(&str, u32, u32, (i64, i64)); 2] = [("Good0", 1, 0, (2, 12)), ("Good1", 2, 1, (10, 18))];
+/// The hostile partition: id 3, core 1, window [0, 8) ms.
+const HOSTILE: u32 = 3;
+
+/// Writes the module: Good0 and Good1 run `good` (its arguments `good_args`), Hostile runs
+/// hostile.c with `group`; `ports` and `tables` are inserted as they are.
+fn module(dir: &Path, good: &Path, good_args: &str, hostile: &Path, group: &str, extra: &str) -> std::path::PathBuf {
+    let mut xml = String::from("<ARINC_653_Module ModuleName=\"Hostile\" xmlns:pt=\"urn:partita:1\">\n  <pt:Cores Cpus=\"0-1\"/>\n");
+    xml.push_str(extra);
+    for (name, id, ..) in GOOD {
+        // Good0 is the writer of the port test (its only port); Good1 never has one.
+        let ports = if id == 1 && good_args == "writer" {
+            "\n    <Sampling_Port Name=\"state\" MaxMessageSize=\"64\" Direction=\"SOURCE\"/>\n  "
+        } else {
+            ""
+        };
+        let args = if id == 1 { good_args } else { "" };
+        let exe = if id == 1 { good.to_path_buf() } else { dir.join("timecheck") };
+        xml.push_str(&format!(
+            "  <Partition PartitionIdentifier=\"{id}\" PartitionName=\"{name}\" pt:Executable=\"{}\" pt:Arguments=\"{args}\">{ports}</Partition>\n",
+            exe.display()
+        ));
+    }
+    let port = if group == "port" {
+        "\n    <Sampling_Port Name=\"state\" MaxMessageSize=\"64\" Direction=\"DESTINATION\" RefreshRateSeconds=\"0.1\"/>\n  "
+    } else {
+        ""
+    };
+    xml.push_str(&format!(
+        "  <Partition PartitionIdentifier=\"{HOSTILE}\" PartitionName=\"Hostile\" pt:Executable=\"{}\" pt:Arguments=\"{group}\">{port}</Partition>\n",
+        hostile.display()
+    ));
+    xml.push_str("  <Module_Schedule ScheduleIdentifier=\"1\" ScheduleName=\"s\" MajorFrameSeconds=\"0.02\">\n");
+    for (id, core, (a, b)) in GOOD.iter().map(|(_, id, core, w)| (*id, *core, *w)).chain([(HOSTILE, 1, (0, 8))]) {
+        xml.push_str(&format!(
+            "    <Partition_Schedule PartitionIdentifier=\"{id}\" PeriodSeconds=\"0.02\" PeriodDurationSeconds=\"0.{:03}\">\n      \
+             <Window_Schedule WindowIdentifier=\"{id}\" WindowStartSeconds=\"0.{a:03}\" WindowDurationSeconds=\"0.{:03}\" pt:Core=\"{core}\"/>\n    \
+             </Partition_Schedule>\n",
+            b - a,
+            b - a
+        ));
+    }
+    xml.push_str("  </Module_Schedule>\n");
+    if group == "port" {
+        xml.push_str(
+            "  <Connection_Table>\n    <Channel ChannelIdentifier=\"1\"><Source><Standard_Partition PartitionIdentifier=\"1\" PortName=\"state\"/></Source>\n      \
+             <Destination><Standard_Partition PartitionIdentifier=\"3\" PortName=\"state\"/></Destination></Channel>\n  </Connection_Table>\n",
+        );
+    }
+    xml.push_str("</ARINC_653_Module>\n");
+    let config = dir.join("module.xml");
+    std::fs::write(&config, xml).unwrap();
+    config
+}
+
+/// An HM table for the hostile partition: `code` (partition level) takes `action`.
+fn table(code: &str, action: &str) -> String {
+    format!(
+        "  <System_HM_Table>\n    <System_State_Entry SystemState=\"2\">\n      \
+         <Error_ID_Level ErrorIdentifier=\"1\" ErrorLevel=\"PARTITION\" ErrorCode=\"{code}\"/>\n    </System_State_Entry>\n  </System_HM_Table>\n  \
+         <Partition_HM_Table PartitionIdentifier=\"{HOSTILE}\" PartitionName=\"Hostile\">\n    <System_State_Entry SystemState=\"2\">\
+         <Error_ID_Action ErrorIdentifier=\"1\" Action=\"{action}\"/></System_State_Entry>\n  </Partition_HM_Table>\n"
+    )
+}
+
+/// Builds the programs and runs `group` in the module (Good0 running `good_args` of hostile.c
+/// when given, timecheck otherwise).
+fn attack(group: &str, good_args: Option<&str>, tables: &str) -> (tempfile::TempDir, Checked) {
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = build("hostile", dir.path());
+    let timecheck = build("timecheck", dir.path());
+    let (good, args) = match good_args {
+        Some(a) => (&hostile, a),
+        None => (&timecheck, ""),
+    };
+    let config = module(dir.path(), good, args, &hostile, group, tables);
+    let checked = run_checked(&config, FRAMES, &[]);
+    (dir, checked)
+}
+
+/// The attack lines ("attack NAME result=R errno=E") the hostile partition printed: (NAME, "R E").
+fn attacks(c: &Checked) -> Vec<(String, String)> {
+    c.ran
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("[Hostile] attack "))
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(' ')?;
+            let r = rest.strip_prefix("result=")?.replace(" errno=", " ");
+            Some((name.to_string(), r))
+        })
+        .collect()
+}
+
+fn outcome(c: &Checked, name: &str) -> String {
+    attacks(c).into_iter().find(|(n, _)| n == name).map(|(_, r)| r).unwrap_or_else(|| panic!("no attack {name}:\n{}", c.ran.stdout))
+}
+
+/// HM events of partition `id`: (code, action).
+fn hm(c: &Checked, id: u32) -> Vec<(String, String)> {
+    c.ran
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::HmEvent { partition, code, action, .. } if *partition == id => Some((code.clone(), action.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// What every hostile run must show: it ended on time with every frame and left nothing; the
+/// well-behaved partitions kept every window, had no HM event, restart or exit, and their own
+/// samples lie inside their windows; nothing overlapped.
+fn assert_others_untouched(dir: &Path, c: &Checked) {
+    let out = &c.ran.stdout;
+    // For a look at a run: its output, and a copy of its directory that stays.
+    if let Some(keep) = std::env::var_os("PARTITA_TEST_SHOW") {
+        eprintln!("{out}\n{}\nelapsed {:?}", c.ran.stderr, c.elapsed);
+        let _ = std::fs::create_dir_all(&keep);
+        let _ = std::process::Command::new("cp").arg("-a").arg(dir).arg(keep).status();
+    }
+    assert_eq!(c.ran.status, Some(0), "{out}\n{}", c.ran.stderr);
+    // 2 s of frames; start-up and shutdown take well under the 10 s allowed on a noisy VM.
+    assert!(c.elapsed < Duration::from_secs(12), "the run took {:?}", c.elapsed);
+    assert!(
+        c.ran.events.iter().any(|e| matches!(e, Event::ModuleStop { frames, .. } if *frames == FRAMES as u64)),
+        "{:?}",
+        c.ran.events.last()
+    );
+    assert!(c.leftovers.is_empty(), "left behind: {:?}", c.leftovers);
+    let s = summarize(&c.ran.events);
+    assert!(s.check.ok && s.check.overlaps == 0 && s.check.out_of_window == 0, "{s}");
+    for (name, id, _, (a, b)) in GOOD {
+        let p = s.partitions.iter().find(|p| p.id == id).unwrap();
+        assert_eq!(p.windows as u32, FRAMES, "{name}: {s}");
+        assert_eq!(p.restarts + p.exits + p.hm_events, 0, "{name}: {s}");
+        let log = std::fs::read_to_string(dir.join(format!("logs/{name}.log"))).unwrap();
+        let intervals: Vec<(i64, i64)> = log
+            .lines()
+            .filter_map(|l| l.strip_prefix("ran "))
+            .map(|l| {
+                let mut it = l.split_whitespace().map(|v| v.parse::<i64>().unwrap());
+                (it.next().unwrap(), it.next().unwrap())
+            })
+            .collect();
+        assert!(intervals.len() as u32 >= FRAMES / 2, "{name} ran in only {} intervals:\n{log}", intervals.len());
+        for (start, end) in intervals {
+            let frame = start.div_euclid(FRAME_NS) * FRAME_NS;
+            assert!(
+                start >= frame + a * MS && end <= frame + b * MS,
+                "{name} ran during [{start}, {end}] ns, outside its window [{a}, {b}) ms of the frame at {frame}"
+            );
+        }
+    }
+}
+
+/// ENOSYS: the seccomp filter traps the call, the runtime reports ILLEGAL_REQUEST and fails it.
+const DENIED: &str = "-1 38";
+
+#[test]
+fn denied_calls_signals_ptrace_and_exec_achieve_nothing() {
+    if !privileged() {
+        return;
+    }
+    let (dir, c) = attack("syscalls", None, &table("ILLEGAL_REQUEST", "IGNORE"));
+    let out = &c.ran.stdout;
+    let denied = [
+        "ptrace_traceme",
+        "ptrace_attach_init",
+        "process_vm_writev",
+        "process_madvise",
+        "pidfd_getfd",
+        "kcmp",
+        "mount_tmpfs",
+        "umount_proc",
+        "unshare_mount",
+        "unshare_user",
+        "setns",
+        "pivot_root",
+        "chroot",
+        "fsopen_fd",
+        "open_tree_fd",
+        "open_by_handle_at_fd",
+        "io_uring_setup_fd",
+        "bpf",
+        "perf_event_open_fd",
+        "userfaultfd_fd",
+        "fanotify_init_fd",
+        "keyctl",
+        "add_key",
+        "kexec_load",
+        "reboot",
+        "init_module",
+        "finit_module",
+        "delete_module",
+        "clock_settime",
+        "swapon",
+    ];
+    for name in denied {
+        assert_eq!(outcome(&c, name), DENIED, "{name}:\n{out}");
+    }
+    // Each denied call (and the ptrace of its own child below) was one ILLEGAL_REQUEST of the
+    // hostile partition, ignored by its table (it went on); nothing else happened to it.
+    let events = hm(&c, HOSTILE);
+    let ignored = ("ILLEGAL_REQUEST".to_string(), "IGNORE".to_string());
+    assert_eq!(events, vec![ignored; denied.len() + 1], "{out}");
+    // PID 1 of its own namespace alone: no other process to kill (ESRCH = 3), none of the
+    // 32767 pids reached anything, its process group is its own, and its own SIGKILL is
+    // ignored (it printed the lines after it).
+    assert_eq!(outcome(&c, "kill_all"), "-1 3", "{out}");
+    assert_eq!(outcome(&c, "kill_pids"), "0 3", "{out}");
+    assert_eq!(outcome(&c, "kill_group"), "0 0", "{out}");
+    assert_eq!(outcome(&c, "kill_init"), "0 0", "{out}");
+    assert!(out.contains("[Hostile] note pid 1 ppid 0"), "{out}");
+    // ptrace is denied even on its own child (the seize itself is the one more ILLEGAL_REQUEST).
+    assert_eq!(outcome(&c, "ptrace_seize_child"), DENIED, "{out}");
+    // exec is allowed: the shell runs as PID 1 of the namespace, confined like the program it
+    // replaced, and spins at its real-time priority; the windows below show it stopped.
+    assert_eq!(outcome(&c, "exec"), "1 0", "{out}");
+    assert_others_untouched(dir.path(), &c);
+}
+
+#[test]
+fn closing_every_descriptor_harms_only_the_partition() {
+    if !privileged() {
+        return;
+    }
+    let (dir, c) = attack("close", None, "");
+    assert_eq!(outcome(&c, "close_all"), "0 0", "{}", c.ran.stdout);
+    assert_others_untouched(dir.path(), &c);
+}
+
+#[test]
+fn a_memory_hog_is_stopped_by_its_memory_limit() {
+    if !privileged() {
+        return;
+    }
+    let memory = format!(
+        "  <Partition_Memory PartitionIdentifier=\"{HOSTILE}\" PartitionName=\"Hostile\">\n    \
+         <Memory_Requirements RegionName=\"data\" Type=\"DATA\" SizeBytes=\"0x4000000\" Access=\"READ_WRITE\"/>\n  </Partition_Memory>\n"
+    );
+    let (dir, c) = attack("hog", None, &memory);
+    let out = &c.ran.stdout;
+    // SCHED_OTHER (0): the hog demoted itself before touching (see hostile.c).
+    assert_eq!(outcome(&c, "hog_start"), "0 0", "{out}");
+    // The OOM killer stopped it inside its 64 MiB (no allocation failed first): a
+    // MEMORY_VIOLATION of that partition, IDLE by default, and of nobody else.
+    assert!(!attacks(&c).iter().any(|(n, _)| n == "hog"), "{out}");
+    assert_eq!(hm(&c, HOSTILE), [("MEMORY_VIOLATION".to_string(), "IDLE".to_string())], "{out}");
+    assert_others_untouched(dir.path(), &c);
+}
+
+#[test]
+fn a_store_into_read_only_port_memory_faults_and_leaves_the_channel_intact() {
+    if !privileged() {
+        return;
+    }
+    // IGNORE, not a restart: a restart still delays the other cores' stops (issue 10,
+    // Deliver 3), which is not what this test is about.
+    let (dir, c) = attack("port", Some("writer"), &table("MEMORY_VIOLATION", "IGNORE"));
+    let out = &c.ran.stdout;
+    assert!(out.contains("[Good0] note writer rc=0"), "{out}");
+    assert!(out.contains("[Hostile] note read rc=0 len=6 content=intact"), "{out}");
+    // EACCES (13): the descriptor behind the mapping is read-only.
+    assert_eq!(outcome(&c, "port_mprotect"), "-1 13", "{out}");
+    // The store faulted (no "port_store_done"): the partition's MEMORY_VIOLATION, which its
+    // table ignores (the faulting process stops); the message read afterwards is the writer's,
+    // intact.
+    assert_eq!(outcome(&c, "port_store"), "0 0", "{out}");
+    assert!(!attacks(&c).iter().any(|(n, _)| n == "port_store_done"), "{out}");
+    assert_eq!(hm(&c, HOSTILE), [("MEMORY_VIOLATION".to_string(), "IGNORE".to_string())], "{out}");
+    assert_eq!(outcome(&c, "port_after_fault"), "1 0", "{out}");
+    assert_others_untouched(dir.path(), &c);
+}
