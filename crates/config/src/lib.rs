@@ -5,6 +5,7 @@ pub mod analysis;
 pub mod diag;
 pub mod generate;
 pub mod model;
+pub mod mounts;
 pub mod parse;
 pub mod source;
 pub mod synth;

@@ -59,6 +59,8 @@ pub struct Launch {
     pub rt_priority: Option<i32>,
     pub doorbell: OwnedFd,
     pub log: Option<PathBuf>,
+    /// Identity, file view and limits of the program (None: the module's own).
+    pub confine: Option<crate::backend::Confinement>,
 }
 
 /// An error to raise as if detected (`partita run --inject PARTITION:CODE@TIME`).
@@ -201,6 +203,7 @@ impl<'a> Lifecycle<'a> {
         spec.cgroup = l.cgroup.as_deref();
         spec.namespaces = l.namespaces;
         spec.rt_priority = l.rt_priority;
+        spec.confine = l.confine.as_ref();
         if let Some(gates) = &l.per_core {
             spec.inherited = Some((partita_abi::ENV_THREAD_PLACEMENT, gates.placement_fds()));
             spec.main_core = gates.first();

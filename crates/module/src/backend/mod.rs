@@ -24,12 +24,14 @@ mod cgroup_cores;
 #[cfg(test)]
 mod cgroup_fake;
 mod cgroup_freezer;
+pub mod confine;
 pub mod gate;
 pub mod rt;
 pub mod rt_throttle;
 mod seccomp;
 pub mod spawn;
 mod spawn_child;
+mod spawn_confine;
 mod sys;
 
 use std::fmt;
@@ -37,8 +39,9 @@ use std::io;
 use std::path::PathBuf;
 
 pub use cgroup::{
-    CgroupLayout, CgroupSystem, CoreCgroup, CpusetKind, FreezeWait, FreezerKind, MemoryLimitKind, PartitionCgroup, RunCgroups,
+    CgroupLayout, CgroupSystem, CoreCgroup, CpusetKind, FreezeWait, FreezerKind, MemoryLimitKind, PartitionCgroup, PidsKind, RunCgroups,
 };
+pub use confine::{Bind, Confinement, DataDirs, partition_uid};
 pub use gate::{SignalGate, Stopped, frozen_to_stopped};
 pub use rt::{Capabilities, probe_capabilities};
 pub use spawn::{ExecState, ExitStatus, PartitionProcess, SpawnSpec, Spawned, StartState, spawn};
