@@ -160,11 +160,18 @@ struct CapData {
     inheritable: u32,
 }
 
+/// `CAP_SYS_NICE` from linux/capability.h.
+const CAP_SYS_NICE: u32 = 23;
+
 /// Becomes the partition's identity, with its limits, for good: RLIMIT_NOFILE, an empty
 /// capability bounding set, no supplementary groups, gid then uid (real, effective, saved:
 /// no way back to root), no capability in any set, `no_new_privs` (no set-uid program or file
 /// capability can give any back). The parent-death signal, which the kernel clears on a
 /// credential change, is set again.
+///
+/// One exception follows `spawn_child::confine`, the single place that decides it: if that
+/// left CAP_SYS_NICE in the bounding set (the runtime's real-time threads), the program keeps
+/// exactly that capability through the uid change and `execve`, as an ambient capability.
 ///
 /// # Safety
 /// Child of `clone`, after everything that needs root (mounts, real-time priority).
@@ -175,10 +182,17 @@ pub(crate) unsafe fn become_partition(ctx: &ChildCtx, c: &ChildConfine) {
         if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
             fail(ctx, Stage::Limits, sys::errno());
         }
+        let nice = libc::prctl(libc::PR_CAPBSET_READ, CAP_SYS_NICE as libc::c_ulong, 0, 0, 0) == 1;
         for cap in 0..=63 {
-            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && sys::errno() != libc::EINVAL {
+            if !(nice && cap == CAP_SYS_NICE as libc::c_ulong)
+                && libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0
+                && sys::errno() != libc::EINVAL
+            {
                 fail(ctx, Stage::Identity, sys::errno());
             }
+        }
+        if nice && libc::prctl(libc::PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0 {
+            fail(ctx, Stage::Identity, sys::errno());
         }
         let (uid, gid) = (c.uid as libc::c_long, c.gid as libc::c_long);
         if libc::syscall(libc::SYS_setgroups, 0 as libc::c_long, ptr::null::<libc::gid_t>()) != 0
@@ -188,9 +202,13 @@ pub(crate) unsafe fn become_partition(ctx: &ChildCtx, c: &ChildConfine) {
             fail(ctx, Stage::Identity, sys::errno());
         }
         let header = CapHeader { version: CAPABILITY_VERSION_3, pid: 0 };
-        let none = [CapData { effective: 0, permitted: 0, inheritable: 0 }; 2];
-        if libc::syscall(libc::SYS_capset, &header as *const CapHeader, none.as_ptr()) != 0
+        let kept = if nice { 1 << CAP_SYS_NICE } else { 0 };
+        let sets =
+            [CapData { effective: kept, permitted: kept, inheritable: kept }, CapData { effective: 0, permitted: 0, inheritable: 0 }];
+        if libc::syscall(libc::SYS_capset, &header as *const CapHeader, sets.as_ptr()) != 0
             || libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0
+            || (nice && libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_RAISE, CAP_SYS_NICE as libc::c_ulong, 0, 0) != 0)
+            || libc::prctl(libc::PR_SET_KEEPCAPS, 0, 0, 0, 0) != 0
             || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
             || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0
         {

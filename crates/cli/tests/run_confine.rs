@@ -1,0 +1,173 @@
+//! A partition sees only its own files, runs as its own unprivileged uid and cannot fork-bomb
+//! the host (docs/isolation.md, "Files, identity and limits"): the hostile C partition
+//! tests/partitions/snoop.c beside the well-behaved timecheck.c, on CPU 1. Needs root (skipped
+//! with a message otherwise; a failure with CI=true).
+
+mod machine;
+mod partitions;
+
+use partita_trace::summary::summarize;
+use partitions::{Ran, build, privileged, run_with};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Identifier of the hostile partition (it runs as uid 64000 + this).
+const SNOOP_ID: u32 = 1;
+
+/// A one-core module on CPU 1, 20 ms frames: `Snoop` (`snoop` with `args`, `extra` inside its
+/// element) in [0, 10) ms and the well-behaved `Other` (timecheck) in [10, 20) ms.
+fn module(dir: &Path, snoop: &Path, args: &str, attrs: &str, extra: &str) -> PathBuf {
+    let timecheck = build("timecheck", dir);
+    let xml = format!(
+        r#"<ARINC_653_Module ModuleName="Confine" xmlns:pt="urn:partita:1">
+  <pt:Cores Cpus="1"/>
+  <Partition PartitionIdentifier="{SNOOP_ID}" PartitionName="Snoop" pt:Executable="{snoop}" pt:Arguments="{args}" {attrs}>{extra}</Partition>
+  <Partition PartitionIdentifier="2" PartitionName="Other" pt:Executable="{timecheck}"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="s" MajorFrameSeconds="0.02">
+    <Partition_Schedule PartitionIdentifier="{SNOOP_ID}" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01"/>
+    </Partition_Schedule>
+    <Partition_Schedule PartitionIdentifier="2" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0.01" WindowDurationSeconds="0.01"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+</ARINC_653_Module>
+"#,
+        snoop = snoop.display(),
+        timecheck = timecheck.display()
+    );
+    let config = dir.join("module.xml");
+    std::fs::write(&config, xml).unwrap();
+    config
+}
+
+/// The lines partition `name` printed (without the `[name] ` prefix).
+fn lines<'a>(r: &'a Ran, name: &str) -> Vec<&'a str> {
+    let prefix = format!("[{name}] ");
+    r.stdout.lines().filter_map(|l| l.strip_prefix(prefix.as_str())).collect()
+}
+
+/// `Other`'s own GET_TIME samples all fall inside its window [10, 20) ms of each 20 ms frame,
+/// and it ran in at least half of the frames.
+fn other_kept_its_windows(dir: &Path, frames: u32) {
+    let log = std::fs::read_to_string(dir.join("logs/Other.log")).unwrap();
+    let ms = 1_000_000i64;
+    let mut n = 0;
+    for l in log.lines().filter_map(|l| l.strip_prefix("ran ")) {
+        let v: Vec<i64> = l.split_whitespace().map(|v| v.parse().unwrap()).collect();
+        let frame = v[0].div_euclid(20 * ms);
+        assert!(v[0] >= frame * 20 * ms + 10 * ms && v[1] <= frame * 20 * ms + 20 * ms, "Other ran during {v:?} ns, outside its windows");
+        n += 1;
+    }
+    assert!(n >= frames / 2, "Other ran in only {n} intervals of {frames} frames:\n{log}");
+}
+
+/// The run's data directories (`/run/partita/<module pid>`) are gone: none is left by a module
+/// that no longer exists.
+fn no_data_dirs_left() {
+    let Ok(entries) = std::fs::read_dir("/run/partita") else { return };
+    for e in entries.flatten() {
+        let pid: i32 = e.file_name().to_string_lossy().parse().unwrap_or(0);
+        assert!(Path::new(&format!("/proc/{pid}")).exists(), "{} left behind by a module that is gone", e.path().display());
+    }
+}
+
+#[test]
+fn a_partition_sees_only_its_own_files_and_runs_unprivileged() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let snoop = build("snoop", dir.path());
+    let tag = format!("{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    // Bind sources: the partition's uid reaches the bound directories themselves (their host
+    // parents are not part of its view).
+    let (ro, rw) = (dir.path().join("ro"), dir.path().join("rw"));
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::create_dir(&rw).unwrap();
+    std::fs::write(ro.join("data"), "bound read-only\n").unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(&rw, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mounts = format!(
+        r#"<pt:Mount Source="{}" Target="/tmp/ro"/><pt:Mount Source="{}" Target="/tmp/rw" Writable="true"/>"#,
+        ro.display(),
+        rw.display()
+    );
+    let config = module(dir.path(), &snoop, &format!("files {tag} /tmp/ro /tmp/rw"), "", &mounts);
+    let frames = 50;
+    let r = run_with(&config, frames, &[]);
+    assert_eq!(r.status, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let out = lines(&r, "Snoop");
+    let said = |line: &str| assert!(out.contains(&line), "{line:?} not in:\n{}\n{}", r.stdout, r.stderr);
+    // EROFS: the host's tree is read-only in its view; /tmp is its own tmpfs.
+    for d in ["/etc", "/root", "/usr"] {
+        said(&format!("create {d} refused {}", libc::EROFS));
+    }
+    said("create /tmp ALLOWED");
+    for d in ["/etc", "/root", "/tmp", "/usr"] {
+        let host = Path::new(d).join(format!("partita-snoop-{tag}"));
+        assert!(!host.exists(), "{} was created on the host", host.display());
+    }
+    said("create cwd ALLOWED");
+    let uid = 64000 + SNOOP_ID;
+    said(&format!("uid {uid} euid {uid} gid {uid} egid {uid} groups 0"));
+    said(&format!("other-dir refused {}", libc::EACCES));
+    said(&format!("other-create refused {}", libc::EACCES));
+    said(&format!("setuid0 refused {}", libc::EPERM));
+    said("ro-read bound read-only");
+    said(&format!("ro-write refused {}", libc::EROFS));
+    said("rw-write ALLOWED");
+    said("dev-null ok");
+    said("dev-tty absent");
+    said("done");
+    assert!(!ro.join("new").exists());
+    assert_eq!(std::fs::read_to_string(rw.join("written")).unwrap(), "snoop\n");
+    // Its working directory was its private data directory, gone after the run.
+    let cwd = out.iter().find_map(|l| l.strip_prefix("cwd ")).unwrap();
+    assert!(cwd.starts_with("/run/partita/") && cwd.ends_with("/Snoop"), "{cwd}");
+    assert!(!Path::new(cwd).exists(), "{cwd} left behind");
+    assert!(!Path::new(cwd).parent().unwrap().exists(), "the run's data directories were left behind");
+    no_data_dirs_left();
+    other_kept_its_windows(dir.path(), frames);
+    let s = summarize(&r.events);
+    assert!(s.check.ok, "{s}");
+}
+
+#[test]
+fn a_fork_bomb_stops_at_max_tasks_and_harms_nobody() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A unique program name, to find any process of it left on the host afterwards.
+    let name = format!("fb{}", std::process::id());
+    let snoop = dir.path().join(&name);
+    std::fs::rename(build("snoop", dir.path()), &snoop).unwrap();
+    let config = module(dir.path(), &snoop, "fork", r#"pt:MaxTasks="64""#, "");
+    let frames = 100;
+    let started = Instant::now();
+    let r = run_with(&config, frames, &[]);
+    let took = started.elapsed();
+    assert_eq!(r.status, Some(0), "{}\n{}", r.stdout, r.stderr);
+    let out = lines(&r, "Snoop");
+    let stopped = out.iter().find_map(|l| l.strip_prefix("fork stopped after ")).unwrap_or_else(|| panic!("{}\n{}", r.stdout, r.stderr));
+    let (count, errno) = stopped.split_once(" errno ").unwrap();
+    let count: u32 = count.parse().unwrap();
+    assert_eq!(errno.parse::<i32>().unwrap(), libc::EAGAIN, "{stopped}");
+    // The program and its runtime's threads count too: fewer than 64 children.
+    assert!((1..64).contains(&count), "{count} children with pt:MaxTasks=64");
+    other_kept_its_windows(dir.path(), frames);
+    let s = summarize(&r.events);
+    assert!(s.check.ok, "{s}");
+    // 100 frames of 20 ms: the run ends on time (a generous bound: start-up and a noisy VM).
+    assert!(took < Duration::from_secs(30), "the run took {took:?}");
+    let left: Vec<_> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|e| std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim() == name))
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "processes of the fork bomb left on the host: {left:?}");
+    no_data_dirs_left();
+}
