@@ -142,6 +142,9 @@ pub(crate) struct ChildBind {
     pub(crate) target: CString,
     pub(crate) writable: bool,
     pub(crate) create: MountPoint,
+    /// The child's detached copy of the source (`open_tree`), taken before its own mounts
+    /// (its private `/tmp`, ...) can hide the host path.
+    pub(crate) tree: std::cell::Cell<i32>,
 }
 
 /// [`Confinement`] prepared for the child.
@@ -183,6 +186,7 @@ impl Confinement {
                 target: cstring(&b.target, "bind mount target")?,
                 writable: b.writable,
                 create,
+                tree: std::cell::Cell::new(-1),
             });
         }
         Ok(ChildConfine {

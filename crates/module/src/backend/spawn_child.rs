@@ -306,8 +306,8 @@ fn child_main(ctx: &ChildCtx) -> ! {
             if libc::mount(ptr::null(), c"/".as_ptr(), ptr::null(), libc::MS_REC | libc::MS_SLAVE, ptr::null()) != 0 {
                 fail(ctx, Stage::MountRoot, sys::errno());
             }
-            if ctx.confine.is_some() {
-                super::spawn_confine::read_only_view(ctx);
+            if let Some(c) = &ctx.confine {
+                super::spawn_confine::read_only_view(ctx, c);
             }
             let (tmpfs, shm, mode) = (c"tmpfs", c"/dev/shm", c"mode=1777");
             if libc::mount(tmpfs.as_ptr(), shm.as_ptr(), tmpfs.as_ptr(), libc::MS_NOSUID | libc::MS_NODEV, mode.as_ptr().cast()) != 0

@@ -18,6 +18,8 @@ const OPEN_TREE_CLONE: libc::c_uint = 1;
 const AT_RECURSIVE: libc::c_uint = 0x8000;
 const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
 const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const MOUNT_ATTR_NOSUID: u64 = 0x2;
+const MOUNT_ATTR_NODEV: u64 = 0x4;
 
 /// `struct mount_attr` (version 0).
 #[repr(C)]
@@ -34,6 +36,7 @@ const DEV_NODES: [&CStr; 5] = [c"/dev/null", c"/dev/zero", c"/dev/full", c"/dev/
 
 /// Builds the partition's file view, after `/` became a slave mount and before `/proc` and
 /// the cgroup/sysfs confinement (`spawn_child::confine`) are mounted:
+/// - detached copies of the `<pt:Mount>` sources, while they are still the host's paths;
 /// - every mount of the host's tree read-only (recursive `mount_setattr`);
 /// - `/dev`: a fresh read-only tmpfs with only [`DEV_NODES`] (bind mounts of the host's
 ///   nodes, cloned with `open_tree` before the tmpfs hides them), the `fd`/`std*` links and
@@ -41,9 +44,31 @@ const DEV_NODES: [&CStr; 5] = [c"/dev/null", c"/dev/zero", c"/dev/full", c"/dev/
 ///
 /// # Safety
 /// Child of `clone`, before `execve`.
-pub(crate) unsafe fn read_only_view(ctx: &ChildCtx) {
+pub(crate) unsafe fn read_only_view(ctx: &ChildCtx, c: &ChildConfine) {
     // SAFETY (whole block): raw system calls on static C strings and stack data.
     unsafe {
+        for b in &c.binds {
+            let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
+            let r = libc::syscall(SYS_OPEN_TREE, libc::AT_FDCWD, b.source.as_ptr(), flags);
+            if r < 0 {
+                fail(ctx, Stage::Bind, sys::errno());
+            }
+            b.tree.set(r as i32);
+            let set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | if b.writable { 0 } else { MOUNT_ATTR_RDONLY };
+            let attr = MountAttr { attr_set: set, attr_clr: 0, propagation: 0, userns_fd: 0 };
+            let size = std::mem::size_of::<MountAttr>();
+            if libc::syscall(
+                SYS_MOUNT_SETATTR,
+                r as i32,
+                c"".as_ptr(),
+                libc::AT_EMPTY_PATH as libc::c_uint,
+                &attr as *const MountAttr,
+                size,
+            ) != 0
+            {
+                fail(ctx, Stage::Bind, sys::errno());
+            }
+        }
         let mut nodes = [-1; DEV_NODES.len()];
         for (fd, path) in nodes.iter_mut().zip(DEV_NODES) {
             let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint;
@@ -96,7 +121,7 @@ pub(crate) unsafe fn read_only_view(ctx: &ChildCtx) {
 
 /// The writable places of the view, mounted over the read-only tree: a private tmpfs on
 /// `/tmp`, the partition's data directory (a writable bind of itself), then the configured
-/// binds in order.
+/// binds in order (the copies [`read_only_view`] took, read-only unless `Writable`).
 ///
 /// # Safety
 /// Child of `clone`, before `execve`, after [`read_only_view`].
@@ -120,9 +145,13 @@ pub(crate) unsafe fn writable_places(ctx: &ChildCtx, c: &ChildConfine) {
                     if f >= 0 { libc::close(f) } else { f }
                 }
             };
-            if made != 0 || !bind(&b.source, &b.target, b.writable) {
+            let tree = b.tree.get();
+            if made != 0
+                || libc::syscall(SYS_MOVE_MOUNT, tree, c"".as_ptr(), libc::AT_FDCWD, b.target.as_ptr(), MOVE_MOUNT_F_EMPTY_PATH) != 0
+            {
                 fail(ctx, Stage::Bind, sys::errno());
             }
+            libc::close(tree);
         }
     }
 }
