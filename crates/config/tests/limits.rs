@@ -71,7 +71,8 @@ fn bad_limits_name_the_attribute_and_value() {
 
 #[test]
 fn mounts_are_parsed() {
-    let xml = module("", r#"<pt:Mount Source="/usr/share" Target="/srv/share"/><pt:Mount Source="/var/tmp" Target="/tmp/x" Writable="true"/>"#);
+    let xml =
+        module("", r#"<pt:Mount Source="/usr/share" Target="/srv/share"/><pt:Mount Source="/var/tmp" Target="/tmp/x" Writable="true"/>"#);
     assert!(diagnostics(&xml, Severity::Error).is_empty(), "{:#?}", diagnostics(&xml, Severity::Error));
     let m = check_text(&xml, Path::new("/nonexistent")).module.unwrap();
     let mounts = &m.partitions[0].mounts;

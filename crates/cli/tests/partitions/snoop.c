@@ -43,7 +43,9 @@ static void files(const char *tag, const char *ro, const char *rw) {
     if (d) closedir(d);
     snprintf(path, sizeof path, "../Other/snoop-%s", tag);
     create("other-create", path);
-    printf("setuid0 %s %d\n", setuid(0) == 0 ? "ALLOWED" : "refused", errno);
+    errno = 0;
+    int su = setuid(0), su_errno = errno;
+    printf("setuid0 %s %d\n", su == 0 ? "ALLOWED" : "refused", su_errno);
     snprintf(path, sizeof path, "%s/data", ro);
     char buf[64] = {0};
     int fd = open(path, O_RDONLY);

@@ -57,7 +57,8 @@ pub struct Confinement {
 
 /// The data directories of one run: `/run/partita/<module pid>` (mode 0711: partitions can
 /// reach their own directory but not list the others), removed with everything in it when
-/// dropped (the run ends normally, on SIGTERM and Ctrl-C alike).
+/// dropped (the run ends normally, on SIGTERM and Ctrl-C alike). `/run/partita` itself stays:
+/// other runs, and other users of that directory, may be using it at the same moment.
 #[derive(Debug)]
 pub struct DataDirs {
     root: PathBuf,
@@ -109,9 +110,6 @@ impl Drop for DataDirs {
             && e.kind() != io::ErrorKind::NotFound
         {
             eprintln!("partita: cannot remove the partitions' data directories {}: {e}", self.root.display());
-        }
-        if let Some(base) = self.root.parent() {
-            let _ = fs::remove_dir(base); // only if no other run uses it
         }
     }
 }
