@@ -162,10 +162,11 @@ fn cstring(p: &Path, what: &str) -> Result<CString> {
 /// partition's private `/tmp` (where the child creates it: the rest of the view is read-only).
 pub fn check_bind(b: &Bind) -> Result<MountPoint> {
     let meta = fs::metadata(&b.source).map_err(|e| Error::io(format!("source {}", b.source.display()), e))?;
-    if b.target.exists() {
-        Ok(MountPoint::Exists)
-    } else if b.target.starts_with("/tmp") {
+    if b.target.starts_with("/tmp") {
+        // The partition's /tmp is a fresh tmpfs: the host's paths there do not exist in it.
         Ok(if meta.is_dir() { MountPoint::Dir } else { MountPoint::File })
+    } else if b.target.exists() {
+        Ok(MountPoint::Exists)
     } else {
         let why = "it does not exist, and the partition's view is read-only (only targets in /tmp are created)";
         Err(Error::io(format!("target {}", b.target.display()), io::Error::new(io::ErrorKind::NotFound, why)))

@@ -137,6 +137,9 @@ pub(crate) unsafe fn writable_places(ctx: &ChildCtx, c: &ChildConfine) {
             fail(ctx, Stage::DataDir, sys::errno());
         }
         for b in &c.binds {
+            if b.create != MountPoint::Exists {
+                make_parents(ctx, &b.target);
+            }
             let made = match b.create {
                 MountPoint::Exists => 0,
                 MountPoint::Dir => libc::mkdir(b.target.as_ptr(), 0o755),
@@ -152,6 +155,30 @@ pub(crate) unsafe fn writable_places(ctx: &ChildCtx, c: &ChildConfine) {
                 fail(ctx, Stage::Bind, sys::errno());
             }
             libc::close(tree);
+        }
+    }
+}
+
+/// `mkdir -p` of `path`'s parent directories (in the partition's private `/tmp`), on a stack
+/// copy of the path.
+///
+/// # Safety
+/// Child of `clone`.
+unsafe fn make_parents(ctx: &ChildCtx, path: &CStr) {
+    let bytes = path.to_bytes();
+    let mut buf = [0u8; 4096];
+    if bytes.len() >= buf.len() {
+        fail(ctx, Stage::Bind, libc::ENAMETOOLONG);
+    }
+    buf[..bytes.len()].copy_from_slice(bytes);
+    for i in 1..bytes.len() {
+        if buf[i] == b'/' {
+            buf[i] = 0;
+            // SAFETY: `buf` holds a NUL-terminated prefix of the path.
+            if unsafe { libc::mkdir(buf.as_ptr().cast(), 0o755) } != 0 && sys::errno() != libc::EEXIST {
+                fail(ctx, Stage::Bind, sys::errno());
+            }
+            buf[i] = b'/';
         }
     }
 }
