@@ -153,9 +153,7 @@ fn a_fork_bomb_stops_at_max_tasks_and_harms_nobody() {
     std::fs::rename(build("snoop", dir.path()), &snoop).unwrap();
     let config = module(dir.path(), &snoop, "fork", r#"pt:MaxTasks="64""#, "");
     let frames = 100;
-    let started = Instant::now();
     let r = run_with(&config, frames, &[]);
-    let took = started.elapsed();
     assert_eq!(r.status, Some(0), "{}\n{}", r.stdout, r.stderr);
     let out = lines(&r, "Snoop");
     let stopped = out.iter().find_map(|l| l.strip_prefix("fork stopped after ")).unwrap_or_else(|| panic!("{}\n{}", r.stdout, r.stderr));
@@ -169,8 +167,14 @@ fn a_fork_bomb_stops_at_max_tasks_and_harms_nobody() {
     let other = s.partitions.iter().find(|p| p.id == 2).unwrap();
     assert!(other.windows as u32 >= frames - 1 && other.windows_running as u32 >= frames * 8 / 10, "{s}");
     assert_eq!(other.restarts + other.exits + other.hm_events, 0, "{s}");
-    // 100 frames of 20 ms: the run ends on time (a generous bound: start-up and a noisy VM).
-    assert!(took < Duration::from_secs(30), "the run took {took:?}");
+    // 100 frames of 20 ms: the run ends on time, by the module's clock (its last trace event).
+    let end = r.events.iter().find_map(|e| match e {
+        partita_trace::Event::ModuleStop { t, frames: done, reason } => Some((*t, *done, reason.clone())),
+        _ => None,
+    });
+    let (t, done, reason) = end.unwrap_or_else(|| panic!("no module_stop in the trace:\n{}", r.stderr));
+    assert!(done >= frames as u64 && reason == "completed", "stopped after {done} frames: {reason}\n{}", r.stderr);
+    assert!(t < 5_000_000_000, "the module stopped {t} ns after its epoch, for 2 s of frames");
     let left: Vec<_> = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -179,4 +183,39 @@ fn a_fork_bomb_stops_at_max_tasks_and_harms_nobody() {
         .collect();
     assert!(left.is_empty(), "processes of the fork bomb left on the host: {left:?}");
     no_data_dirs_left();
+}
+
+#[test]
+fn sigterm_removes_the_data_directories() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = module(dir.path(), &build("timecheck", dir.path()), "", "", "");
+    let _machine = machine::machine_lock();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("partita"))
+        .args(["run", config.to_str().unwrap(), "--duration", "60s"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let data = PathBuf::from(format!("/run/partita/{}", child.id()));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !(data.join("Snoop").is_dir() && data.join("Other").is_dir()) {
+        assert!(Instant::now() < deadline, "no data directories in {} after 30 s", data.display());
+        assert!(child.try_wait().unwrap().is_none(), "partita run ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on the pid of our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "partita run did not end within 30 s of SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.code().is_some(), "partita run was killed: {status:?}");
+    assert!(!data.exists(), "{} left behind after SIGTERM", data.display());
 }

@@ -148,6 +148,12 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         eprintln!("partita: warning: {m}");
     }
     caps.require_if_strict().map_err(|e| e.to_string())?;
+    // From here on the run creates what it must remove (throttling, cgroups, data directories, partitions):
+    // SIGINT and SIGTERM end it through its normal clean-up, whenever they arrive.
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, interrupted.clone()).map_err(|e| e.to_string())?;
+    }
     let _throttle = rt_throttling(&opts)?;
     if caps.freezer == FreezerKind::None {
         return Err("partita run needs a cgroup freezer (v2 cgroup.freeze or the v1 freezer) to keep partitions inside their windows; none is usable here (run as root on a machine with cgroups)".into());
@@ -255,10 +261,6 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     }
     if let Err(e) = rt::lock_memory() {
         eprintln!("partita: warning: cannot lock memory ({e}); page faults may delay window boundaries");
-    }
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, interrupted.clone()).map_err(|e| e.to_string())?;
     }
     let wake = lifecycle.wake.try_clone().map_err(|e| e.to_string())?;
     let sink = std::thread::scope(|scope| {
