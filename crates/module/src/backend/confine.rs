@@ -74,6 +74,12 @@ impl DataDirs {
     pub fn create_in(base: &Path) -> Result<DataDirs> {
         let io = |what: &str, p: &Path, e: io::Error| Error::io(format!("{what} {}", p.display()), e);
         fs::DirBuilder::new().recursive(true).mode(0o755).create(base).map_err(|e| io("creating", base, e))?;
+        // Partitions pass through it to their directories, whatever the umask or its creator said.
+        let mode = fs::metadata(base).map_err(|e| io("inspecting", base, e))?.permissions().mode();
+        if mode & 0o111 != 0o111 {
+            fs::set_permissions(base, fs::Permissions::from_mode((mode | 0o111) & 0o7777))
+                .map_err(|e| io("setting the mode of", base, e))?;
+        }
         clean_stale(base);
         let root = base.join(std::process::id().to_string());
         let _ = fs::remove_dir_all(&root);
@@ -195,5 +201,64 @@ impl Confinement {
             binds,
             max_open_files: self.max_open_files as u64,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn data_dirs_are_private_and_go_with_the_run() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: handing a directory to another uid needs root");
+            return;
+        }
+        let base = tempfile::tempdir().unwrap();
+        // A leftover of a module that is gone, and a file of another user of the directory.
+        let stale = base.path().join(i32::MAX.to_string());
+        fs::create_dir_all(stale.join("P")).unwrap();
+        fs::write(base.path().join("cpu0.lock"), "1").unwrap();
+        fs::set_permissions(base.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        let dirs = DataDirs::create_in(base.path()).unwrap();
+        assert!(!stale.exists(), "the dead module's directories are removed");
+        assert!(base.path().join("cpu0.lock").exists(), "other files are not ours");
+        assert_eq!(fs::metadata(base.path()).unwrap().permissions().mode() & 0o111, 0o111, "partitions pass through the base");
+        assert_eq!(fs::metadata(dirs.root()).unwrap().permissions().mode() & 0o777, 0o711);
+        let uid = partition_uid(3).unwrap();
+        let p = dirs.partition("P 1", uid, uid).unwrap();
+        assert_eq!(p, dirs.root().join("P_1"));
+        let meta = fs::metadata(&p).unwrap();
+        assert_eq!((meta.uid(), meta.gid(), meta.permissions().mode() & 0o777), (64003, 64003, 0o700));
+        fs::write(p.join("file"), "x").unwrap();
+        assert_eq!(dirs.partition("P 1", uid, uid).unwrap(), p, "kept across restarts");
+        assert!(p.join("file").exists());
+        let root = dirs.root().to_path_buf();
+        drop(dirs);
+        assert!(!root.exists(), "removed with everything in it");
+        assert!(base.path().exists(), "the base stays for other runs");
+    }
+
+    #[test]
+    fn partition_uids_are_unprivileged_and_distinct() {
+        assert_eq!(partition_uid(0).unwrap(), PARTITION_ID_BASE);
+        assert_eq!(partition_uid(7).unwrap(), 64007);
+        assert!(partition_uid(65534 - PARTITION_ID_BASE).is_err(), "nobody");
+        assert!(partition_uid(u32::MAX - PARTITION_ID_BASE).is_err(), "(uid_t)-1");
+        assert!(partition_uid(u32::MAX).is_err(), "overflow");
+    }
+
+    #[test]
+    fn bind_targets_in_tmp_are_created_and_others_must_exist() {
+        let src = tempfile::tempdir().unwrap();
+        let bind = |target: &str| Bind { source: src.path().to_path_buf(), target: target.into(), writable: false };
+        assert_eq!(check_bind(&bind("/tmp")).unwrap(), MountPoint::Dir, "the partition's /tmp is a fresh tmpfs");
+        assert_eq!(check_bind(&bind("/tmp/a/b")).unwrap(), MountPoint::Dir);
+        assert_eq!(check_bind(&bind("/usr")).unwrap(), MountPoint::Exists);
+        assert!(check_bind(&bind("/no/such/partita/target")).unwrap_err().to_string().contains("/no/such/partita/target"));
+        let missing = Bind { source: "/no/such/partita/source".into(), target: "/usr".into(), writable: false };
+        assert!(check_bind(&missing).unwrap_err().to_string().contains("/no/such/partita/source"));
     }
 }

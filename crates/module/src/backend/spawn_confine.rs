@@ -142,7 +142,8 @@ pub(crate) unsafe fn writable_places(ctx: &ChildCtx, c: &ChildConfine) {
             }
             let made = match b.create {
                 MountPoint::Exists => 0,
-                MountPoint::Dir => libc::mkdir(b.target.as_ptr(), 0o755),
+                MountPoint::Dir if libc::mkdir(b.target.as_ptr(), 0o755) != 0 && sys::errno() != libc::EEXIST => -1,
+                MountPoint::Dir => 0,
                 MountPoint::File => {
                     let f = libc::open(b.target.as_ptr(), libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC, 0o644);
                     if f >= 0 { libc::close(f) } else { f }
