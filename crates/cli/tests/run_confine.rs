@@ -101,7 +101,7 @@ fn a_partition_sees_only_its_own_files_and_runs_unprivileged() {
         ro.display(),
         rw.display()
     );
-    let config = module(dir.path(), &snoop, &format!("files {tag} /tmp/ro /tmp/rw"), "", &mounts);
+    let config = module(dir.path(), &snoop, &format!("files {tag} /tmp/ro /tmp/rw"), r#"pt:MaxOpenFiles="100""#, &mounts);
     let frames = 50;
     let r = run_with(&config, frames, &[]);
     assert_eq!(r.status, Some(0), "{}\n{}", r.stdout, r.stderr);
@@ -127,6 +127,7 @@ fn a_partition_sees_only_its_own_files_and_runs_unprivileged() {
     said("ro-read bound read-only");
     said(&format!("ro-write refused {}", libc::EROFS));
     said("rw-write ALLOWED");
+    said("nofile 100 100");
     said("dev-null ok");
     said("dev-tty absent");
     said("done");

@@ -3,7 +3,8 @@
  *   snoop files TAG RO_DIR RW_DIR  creates TAG-named files in /etc, /root, /tmp, /usr (the
  *                                  host's paths), one in its working directory, reads the other
  *                                  partition's data directory (../Other), tries setuid(0),
- *                                  reads and writes the binds RO_DIR and RW_DIR.
+ *                                  reads and writes the binds RO_DIR and RW_DIR, prints its
+ *                                  RLIMIT_NOFILE.
  *   snoop fork                     forks until fork fails; the children wait for ever. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -11,6 +12,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "ARINC653.h"
 
@@ -57,6 +59,9 @@ static void files(const char *tag, const char *ro, const char *rw) {
     create("ro-write", path);
     snprintf(path, sizeof path, "%s/written", rw);
     create("rw-write", path);
+    struct rlimit nofile;
+    getrlimit(RLIMIT_NOFILE, &nofile);
+    printf("nofile %llu %llu\n", (unsigned long long)nofile.rlim_cur, (unsigned long long)nofile.rlim_max);
     fd = open("/dev/null", O_WRONLY);
     printf("dev-null %s\n", fd >= 0 && write(fd, "x", 1) == 1 ? "ok" : "failed");
     printf("dev-tty %s\n", open("/dev/tty", O_RDWR) >= 0 || access("/dev/tty", F_OK) == 0 ? "present" : "absent");
