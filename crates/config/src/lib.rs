@@ -7,6 +7,7 @@ pub mod generate;
 pub mod hm;
 pub mod lint;
 pub mod model;
+pub mod mounts;
 pub mod parse;
 pub mod source;
 pub mod synth;

@@ -130,10 +130,38 @@ pub struct Partition {
     pub sampling_ports: Vec<SamplingPort>,
     pub queuing_ports: Vec<QueuingPort>,
     pub processes: Vec<ProcessDecl>,
+    /// `pt:MaxTasks`: processes and threads the partition may have at once (pids cgroup);
+    /// `None`: [`DEFAULT_MAX_TASKS`].
+    pub max_tasks: Option<Spanned<u32>>,
+    /// `pt:MaxOpenFiles`: its RLIMIT_NOFILE; `None`: [`DEFAULT_MAX_OPEN_FILES`].
+    pub max_open_files: Option<Spanned<u32>>,
+    /// `<pt:Mount>` children: host paths bound into the partition's read-only file view.
+    pub mounts: Vec<BindMount>,
     /// Ports declared with a malformed attribute (already reported): channels naming them
     /// are not reported again.
     #[serde(skip)]
     pub malformed_ports: Vec<String>,
+}
+
+/// Tasks (processes plus threads) a partition may have when `pt:MaxTasks` is absent: room for
+/// a runtime with many ARINC processes, far below what would let a fork bomb hurt the host.
+pub const DEFAULT_MAX_TASKS: u32 = 512;
+/// Largest `pt:MaxTasks` (the kernel's PID_MAX_LIMIT).
+pub const MAX_TASKS_LIMIT: u32 = 4_194_304;
+/// Open descriptors a partition may have when `pt:MaxOpenFiles` is absent (the usual soft
+/// limit of a Linux login).
+pub const DEFAULT_MAX_OPEN_FILES: u32 = 1024;
+/// Largest `pt:MaxOpenFiles` (the kernel's default `fs.nr_open`).
+pub const MAX_OPEN_FILES_LIMIT: u32 = 1_048_576;
+
+/// `<pt:Mount Source=".." Target=".." Writable="false"/>` inside a `<Partition>`: the host
+/// path `source` appears at `target` in the partition's file view, read-only unless writable.
+#[derive(Debug, Clone, Serialize)]
+pub struct BindMount {
+    pub span: Span,
+    pub source: Spanned<String>,
+    pub target: Spanned<String>,
+    pub writable: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

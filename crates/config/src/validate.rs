@@ -102,6 +102,7 @@ fn partitions(m: &Module, d: &mut Diagnostics) {
             ),
             Some(exe) => check_executable(m, p, exe, d),
         }
+        crate::mounts::check(p, &describe_partition(p), d);
         let ports = p
             .sampling_ports
             .iter()

@@ -65,6 +65,8 @@ pub struct Launch {
     pub rt_priority: Option<i32>,
     pub doorbell: OwnedFd,
     pub log: Option<PathBuf>,
+    /// Identity, file view and limits of the program (None: the module's own).
+    pub confine: Option<crate::backend::Confinement>,
 }
 
 /// An error to raise as if detected (`partita run --inject PARTITION:CODE@TIME`).
@@ -209,6 +211,7 @@ impl<'a> Lifecycle<'a> {
         spec.namespaces = l.namespaces;
         spec.rt_priority = l.rt_priority;
         spec.cancel = Some(self.wake.as_fd());
+        spec.confine = l.confine.as_ref();
         if let Some(gates) = &l.per_core {
             spec.inherited = Some((partita_abi::ENV_THREAD_PLACEMENT, gates.placement_fds()));
             spec.main_core = gates.first();

@@ -2,7 +2,7 @@
 //! module schedule and core, the window boundaries of one major frame in time order, and per
 //! partition the cores it runs on and its period in each schedule.
 
-use partita_config::model::{CorePolicy, Module};
+use partita_config::model::{CorePolicy, DEFAULT_MAX_OPEN_FILES, DEFAULT_MAX_TASKS, Module};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
@@ -38,6 +38,22 @@ pub struct PlannedPartition {
     pub served_by_priority: Option<(u32, i32)>,
     /// Linux real-time priority band of its processes (base, levels); see the ABI.
     pub rt_band: (u32, u32),
+    /// Processes plus threads it may have at once (`pt:MaxTasks`, pids cgroup).
+    pub max_tasks: u32,
+    /// Its RLIMIT_NOFILE (`pt:MaxOpenFiles`).
+    pub max_open_files: u32,
+    /// Its `<pt:Mount>` elements, in order.
+    pub mounts: Vec<PlannedMount>,
+}
+
+/// A `<pt:Mount>`: `source` on the host appears at `target` in the partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedMount {
+    pub source: PathBuf,
+    pub target: PathBuf,
+    pub writable: bool,
+    /// Line of the element in the configuration (run-time errors name it).
+    pub line: u32,
 }
 
 /// The default band: ARINC priority p at Linux priority 10 + p.
@@ -95,6 +111,18 @@ impl Plan {
                 cores: Vec::new(),
                 served_by_priority: None,
                 rt_band: DEFAULT_RT_BAND,
+                max_tasks: p.max_tasks.as_ref().map_or(DEFAULT_MAX_TASKS, |v| v.value),
+                max_open_files: p.max_open_files.as_ref().map_or(DEFAULT_MAX_OPEN_FILES, |v| v.value),
+                mounts: p
+                    .mounts
+                    .iter()
+                    .map(|m| PlannedMount {
+                        source: PathBuf::from(&m.source.value),
+                        target: PathBuf::from(&m.target.value),
+                        writable: m.writable,
+                        line: m.span.line,
+                    })
+                    .collect(),
             })
             .collect();
         let index_of = |id: u32| partitions.iter().position(|p| p.id == id);

@@ -3,7 +3,9 @@
 
 use crate::backend::rt::{self, SCHEDULER_PRIORITY};
 use crate::backend::rt_throttle::{RtThrottle, Throttling};
-use crate::backend::{Capabilities, CgroupSystem, FreezerKind, RunCgroups, Spawner, probe_capabilities};
+use crate::backend::{
+    Bind, Capabilities, CgroupSystem, Confinement, DataDirs, FreezerKind, RunCgroups, Spawner, partition_uid, probe_capabilities,
+};
 use crate::control::SharedControl;
 use crate::gate::PartitionGate;
 use crate::guard::CoreGuard;
@@ -149,6 +151,12 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         eprintln!("partita: warning: {m}");
     }
     caps.require_if_strict().map_err(|e| e.to_string())?;
+    // From here on the run creates what it must remove (throttling, cgroups, data directories, partitions):
+    // SIGINT and SIGTERM end it through its normal clean-up, whenever they arrive.
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, interrupted.clone()).map_err(|e| e.to_string())?;
+    }
     // Restored when the run ends; a stuck run restores it before it exits (`end_stuck_run`).
     let throttle = std::sync::Mutex::new(rt_throttling(&opts)?);
     if caps.freezer == FreezerKind::None {
@@ -173,6 +181,8 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             "partita: warning: PARTITA_GATE=signal is for measurements only: a process-wide SIGSTOP reaches one thread, and a busy higher-priority thread of the partition can keep it from stopping (docs/scheduling.md)"
         );
     }
+    // Each partition's private writable directory, removed (with the run's) when this is dropped.
+    let data_dirs = DataDirs::create().map_err(|e| format!("partition data directories: {e}"))?;
     let mut runs = Vec::new();
     let mut launches = Vec::new();
     let workdir = module.base_dir.clone();
@@ -184,7 +194,10 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         let limit = (p.memory_bytes > 0).then_some(p.memory_bytes);
         let cpus: Vec<usize> = p.cores.iter().map(|&c| plan.cores[c as usize].cpu as usize).collect();
         let host_cpus: Vec<u32> = cpus.iter().map(|&c| c as u32).collect();
-        let cgroup = Arc::new(cgroups.partition_on(&p.name, limit, &host_cpus).map_err(|e| format!("partition {}: {e}", p.name))?);
+        let mut cgroup = cgroups.partition_on(&p.name, limit, &host_cpus).map_err(|e| format!("partition {}: {e}", p.name))?;
+        cgroups.limit_tasks(&mut cgroup, p.max_tasks).map_err(|e| format!("partition {}: pt:MaxTasks=\"{}\": {e}", p.name, p.max_tasks))?;
+        let cgroup = Arc::new(cgroup);
+        let confine = confinement(p, &data_dirs, config_path)?;
         let mut control = SharedControl::create(&plan, i, epoch_ns).map_err(|e| format!("partition {}: control block: {e}", p.name))?;
         control.block().hm.process_level.store(hm.process_level_mask(), Ordering::Release);
         control.attach_ports(ports.next().unwrap_or_default());
@@ -235,6 +248,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             namespaces: caps.namespaces,
             rt_priority: caps.sched_fifo.then_some(p.rt_band.0 as i32),
             doorbell: doorbell().map_err(|e| e.to_string())?,
+            confine: Some(confine),
             log: opts.log_dir.as_ref().map(|d| d.join(format!("{}.log", p.name))),
         });
     }
@@ -273,10 +287,6 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     }
     if let Err(e) = rt::lock_memory() {
         eprintln!("partita: warning: cannot lock memory ({e}); page faults may delay window boundaries");
-    }
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, interrupted.clone()).map_err(|e| e.to_string())?;
     }
     let wake = lifecycle.wake.try_clone().map_err(|e| e.to_string())?;
     let sink = std::thread::scope(|scope| {
@@ -523,4 +533,19 @@ fn idle_poll(state: &RunState, cpu: usize) {
             std::hint::spin_loop();
         }
     }
+}
+
+/// Partition `p`'s identity, data directory and limits; a `<pt:Mount>` whose source is missing
+/// or whose target cannot be made is an error naming the element's line.
+fn confinement(p: &crate::plan::PlannedPartition, dirs: &DataDirs, config: &Path) -> Result<Confinement, String> {
+    let uid = partition_uid(p.id).map_err(|e| format!("partition {}: {e}", p.name))?;
+    let data_dir = dirs.partition(&p.name, uid, uid).map_err(|e| e.to_string())?;
+    let mut mounts = Vec::new();
+    for m in &p.mounts {
+        let bind = Bind { source: m.source.clone(), target: m.target.clone(), writable: m.writable };
+        crate::backend::confine::check_bind(&bind)
+            .map_err(|e| format!("{}:{}: <pt:Mount> of partition {}: {e}", config.display(), m.line, p.name))?;
+        mounts.push(bind);
+    }
+    Ok(Confinement { uid, gid: uid, data_dir, mounts, max_open_files: p.max_open_files })
 }

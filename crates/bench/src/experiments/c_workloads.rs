@@ -224,6 +224,21 @@ pub fn module_xml(name: &str, frame_s: f64, cores: usize, parts: &[Part]) -> Str
     x + "  </Module_Schedule>\n</ARINC_653_Module>\n"
 }
 
+/// `xml` with `scratch` bound writable, at its own path, into every partition: partitions see
+/// the host's files read-only and their own `/tmp` (docs/isolation.md), so the files an
+/// experiment shares with them (a spin-lock counter, a workload script) go through this bind.
+pub fn sharing(xml: &str, scratch: &Path) -> String {
+    let esc = |s: &str| s.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;");
+    let d = esc(&scratch.display().to_string());
+    let bind = format!("<pt:Mount Source=\"{d}\" Target=\"{d}\" Writable=\"true\"/>");
+    xml.lines()
+        .map(|l| match l.strip_suffix("/>") {
+            Some(open) if l.trim_start().starts_with("<Partition ") => format!("{open}>{bind}</Partition>\n"),
+            _ => format!("{l}\n"),
+        })
+        .collect()
+}
+
 /// Runs a module under `partita run` until `done` lines saying `wl done` arrived (then Ctrl-C,
 /// a clean stop) or `limit` passed; returns the module's stdout (partition lines `[NAME] ...`).
 /// The caller holds the machine lock.
@@ -232,7 +247,9 @@ pub fn run_module(partita: &Path, scratch: &Path, xml: &str, done: usize, limit:
         return Err("running a module needs root (cgroups, real-time priorities)".into());
     }
     let config = scratch.join("module.xml");
-    std::fs::write(&config, xml).map_err(|e| e.to_string())?;
+    std::fs::write(&config, sharing(xml, scratch)).map_err(|e| e.to_string())?;
+    // Partitions run as their own uids: they enter the shared scratch directory by its mode.
+    std::fs::set_permissions(scratch, std::os::unix::fs::PermissionsExt::from_mode(0o711)).map_err(|e| e.to_string())?;
     let mut child = Command::new(partita)
         .arg("run")
         .arg(&config)
@@ -305,5 +322,14 @@ mod tests {
         let xml = module_xml("T", 0.05, 2, &parts);
         let checked = partita_config::check_text(&xml, Path::new("/"));
         assert!(checked.is_valid(), "{xml}\n{:?}", checked.diagnostics);
+        // With the scratch directory shared: one writable bind per partition, still valid.
+        let shared = sharing(&xml, Path::new("/var/tmp"));
+        let checked = partita_config::check_text(&shared, Path::new("/"));
+        assert!(checked.is_valid(), "{shared}\n{:?}", checked.diagnostics);
+        let module = checked.module.unwrap();
+        for p in &module.partitions {
+            assert_eq!(p.mounts.len(), 1, "{shared}");
+            assert!(p.mounts[0].writable && p.mounts[0].source.value == "/var/tmp" && p.mounts[0].target.value == "/var/tmp");
+        }
     }
 }

@@ -53,6 +53,8 @@ impl Experiment for Spinlock {
         let exe = build_wl(&ctx.programs.exe, &ctx.scratch, 2)?;
         let shm = ctx.scratch.join("spin.shared");
         std::fs::write(&shm, vec![0u8; SHARED_BYTES]).map_err(|e| e.to_string())?;
+        // Partitions run as their own uids (docs/isolation.md): the counter is theirs to write.
+        std::fs::set_permissions(&shm, std::os::unix::fs::PermissionsExt::from_mode(0o666)).map_err(|e| e.to_string())?;
         let args = |who: usize, apex: bool| {
             let mut a: Vec<String> =
                 ["spin", "--shm", &shm.display().to_string(), "--lock", &lock, "--n", &ITERATIONS.to_string(), "--who", &who.to_string()]

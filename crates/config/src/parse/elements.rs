@@ -91,7 +91,7 @@ impl Cx<'_, '_> {
             node,
             Allowed {
                 std: &["PartitionIdentifier", "PartitionName", "Criticality", "SystemPartition", "EntryPoint"],
-                ext: &["Executable", "Backend", "Arguments"],
+                ext: &["Executable", "Backend", "Arguments", "MaxTasks", "MaxOpenFiles"],
             },
         );
         let id = self.u32(node, "PartitionIdentifier", true);
@@ -123,13 +123,20 @@ impl Cx<'_, '_> {
             .keyword(node, Some(EXT_NS), "Backend", false, Rule::InvalidValue, &[("process", Backend::Process), ("kvm", Backend::Kvm)])
             .unwrap_or(Spanned::new(Backend::Process, span));
         let arguments = self.ext_string(node, "Arguments");
+        let max_tasks = self.ext_count(node, "MaxTasks", MAX_TASKS_LIMIT);
+        let max_open_files = self.ext_count(node, "MaxOpenFiles", MAX_OPEN_FILES_LIMIT);
+        let mut mounts = Vec::new();
         let mut sampling_ports = Vec::new();
         let mut queuing_ports = Vec::new();
         let mut processes = Vec::new();
         let mut malformed_ports = Vec::new();
         let directions = [("SOURCE", Direction::Source), ("DESTINATION", Direction::Destination)];
-        for c in self.children(node, &["Sampling_Port", "Queuing_Port", "Process"], &[]) {
+        for c in self.children(node, &["Sampling_Port", "Queuing_Port", "Process"], &["Mount"]) {
             let span = self.span(c);
+            if self.is_ext(c) {
+                mounts.extend(self.mount(c));
+                continue;
+            }
             match c.tag_name().name() {
                 "Sampling_Port" => {
                     self.check_attributes(c, Allowed { std: &["Name", "MaxMessageSize", "Direction", "RefreshRateSeconds"], ext: &[] });
@@ -182,8 +189,28 @@ impl Cx<'_, '_> {
             sampling_ports,
             queuing_ports,
             processes,
+            max_tasks,
+            max_open_files,
+            mounts,
             malformed_ports,
         })
+    }
+
+    /// An extension attribute counting something, from 1 to `max`.
+    fn ext_count(&mut self, node: Node, name: &str, max: u32) -> Option<Spanned<u32>> {
+        let expected = format!("a whole number from 1 to {max}");
+        self.value(node, AttrName { ns: Some(EXT_NS), name, required: false }, Rule::InvalidValue, &expected, |s| {
+            parse_int(s).filter(|&v| v >= 1 && v <= max as u64).map(|v| v as u32)
+        })
+    }
+
+    /// `<pt:Mount Source Target Writable>` (paths are checked by validation).
+    fn mount(&mut self, node: Node) -> Option<BindMount> {
+        self.check_attributes(node, Allowed { std: &["Source", "Target", "Writable"], ext: &[] });
+        let source = self.string(node, "Source", true);
+        let target = self.string(node, "Target", true);
+        let writable = self.bool(node, "Writable").is_some_and(|b| b.value);
+        Some(BindMount { span: self.span(node), source: source?, target: target?, writable })
     }
 
     pub(super) fn partition_memory(&mut self, node: Node) -> PartitionMemory {

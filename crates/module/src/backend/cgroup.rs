@@ -68,6 +68,8 @@ pub struct CgroupSystem {
     pub v1_freezer: Option<PathBuf>,
     /// Same for the v1 cpuset hierarchy.
     pub v1_cpuset: Option<PathBuf>,
+    /// Same for the v1 pids hierarchy.
+    pub v1_pids: Option<PathBuf>,
 }
 
 impl CgroupSystem {
@@ -82,7 +84,7 @@ impl CgroupSystem {
     pub fn from_tables(mountinfo: &str, own_cgroups: &str) -> Option<CgroupSystem> {
         let mut v2_root = None;
         let mut v1_controllers = false;
-        let (mut v1_memory, mut v1_freezer, mut v1_cpuset) = (None, None, None);
+        let (mut v1_memory, mut v1_freezer, mut v1_cpuset, mut v1_pids) = (None, None, None, None);
         for line in mountinfo.lines() {
             let Some((left, right)) = line.split_once(" - ") else { continue };
             let l: Vec<&str> = left.split(' ').collect();
@@ -95,7 +97,9 @@ impl CgroupSystem {
                 v2_root = Some(PathBuf::from(mount_point));
             } else if fstype == "cgroup" {
                 let opts: Vec<&str> = opts.split(',').collect();
-                for (ctl, slot) in [("memory", &mut v1_memory), ("freezer", &mut v1_freezer), ("cpuset", &mut v1_cpuset)] {
+                for (ctl, slot) in
+                    [("memory", &mut v1_memory), ("freezer", &mut v1_freezer), ("cpuset", &mut v1_cpuset), ("pids", &mut v1_pids)]
+                {
                     if opts.contains(&ctl) {
                         *slot = Some(own_dir(own_cgroups, ctl, root, &mount_point));
                     }
@@ -110,7 +114,7 @@ impl CgroupSystem {
             (false, true) => CgroupLayout::Legacy,
             (false, false) => return None,
         };
-        Some(CgroupSystem { layout, v2_root, v1_memory, v1_freezer, v1_cpuset })
+        Some(CgroupSystem { layout, v2_root, v1_memory, v1_freezer, v1_cpuset, v1_pids })
     }
 }
 
@@ -152,12 +156,26 @@ pub struct RunCgroups {
     pub cpuset: CpusetKind,
     /// `cgroup.kill` is available (v2, kernel >= 5.14).
     pub cgroup_kill: bool,
+    /// How partitions' task counts are limited (`pt:MaxTasks`).
+    pub pids: PidsKind,
     /// Why something degraded (empty when everything is available).
     pub warnings: Vec<String>,
     v2: Option<PathBuf>,
     v1_memory: Option<PathBuf>,
     v1_freezer: Option<PathBuf>,
     v1_cpuset: Option<PathBuf>,
+    v1_pids: Option<PathBuf>,
+}
+
+/// Which task limit a run uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PidsKind {
+    /// v2 `pids.max`.
+    V2,
+    /// v1 `pids.max` in the pids hierarchy.
+    V1,
+    /// No pids controller: a partition may fork until memory runs out.
+    None,
 }
 
 impl RunCgroups {
@@ -176,7 +194,7 @@ impl RunCgroups {
         let n = RUNS.fetch_add(1, Ordering::Relaxed);
         let name = if n == 0 { format!("partita-{}", std::process::id()) } else { format!("partita-{}-{n}", std::process::id()) };
         let mut warnings = Vec::new();
-        for base in [&sys.v2_root, &sys.v1_memory, &sys.v1_freezer, &sys.v1_cpuset].into_iter().flatten() {
+        for base in [&sys.v2_root, &sys.v1_memory, &sys.v1_freezer, &sys.v1_cpuset, &sys.v1_pids].into_iter().flatten() {
             clean_stale(base, &mut warnings);
             remove_tree(&base.join(&name));
         }
@@ -184,6 +202,7 @@ impl RunCgroups {
         run.warnings = warnings;
         let mut v2_memory_error = None;
         let mut v2_cpuset_error = None;
+        let mut v2_pids_error = None;
         if let Some(root) = &sys.v2_root {
             let dir = root.join(&name);
             match mkdir(&dir) {
@@ -197,6 +216,10 @@ impl RunCgroups {
                     match enable_controller(root, "cpuset").and_then(|()| enable_controller(&dir, "cpuset")) {
                         Ok(()) => run.cpuset = CpusetKind::V2,
                         Err(e) => v2_cpuset_error = Some(e.to_string()),
+                    }
+                    match enable_controller(root, "pids").and_then(|()| enable_controller(&dir, "pids")) {
+                        Ok(()) => run.pids = PidsKind::V2,
+                        Err(e) => v2_pids_error = Some(e.to_string()),
                     }
                     run.v2 = Some(dir);
                 }
@@ -232,6 +255,23 @@ impl RunCgroups {
             let e = Error::Unsupported(format!("no usable cpuset controller (v2: {why}; no v1 cpuset hierarchy)"));
             degrade(strict, &mut run.warnings, "keeping partitions on their CPUs", e)?;
         }
+        if run.pids == PidsKind::None
+            && let Some(base) = &sys.v1_pids
+        {
+            let dir = base.join(&name);
+            match mkdir(&dir) {
+                Ok(()) => {
+                    run.pids = PidsKind::V1;
+                    run.v1_pids = Some(dir);
+                }
+                Err(e) => degrade(strict, &mut run.warnings, "creating the run's v1 pids cgroup", e)?,
+            }
+        }
+        if run.pids == PidsKind::None {
+            let why = v2_pids_error.unwrap_or_else(|| "no cgroup v2 tree".into());
+            let e = Error::Unsupported(format!("no usable pids controller (v2: {why}; no v1 pids hierarchy)"));
+            degrade(strict, &mut run.warnings, "partition task limits (pt:MaxTasks)", e)?;
+        }
         if run.freezer == FreezerKind::None
             && let Some(base) = &sys.v1_freezer
         {
@@ -262,11 +302,13 @@ impl RunCgroups {
             memory: MemoryLimitKind::None,
             cpuset: CpusetKind::None,
             cgroup_kill: false,
+            pids: PidsKind::None,
             warnings: vec![reason],
             v2: None,
             v1_memory: None,
             v1_freezer: None,
             v1_cpuset: None,
+            v1_pids: None,
         }
     }
 
@@ -290,6 +332,7 @@ impl RunCgroups {
             v1_memory: None,
             v1_freezer: None,
             v1_cpuset: None,
+            v1_pids: None,
             freezer: Freezer::None,
             dir: None,
             memory: MemoryLimitKind::None,
@@ -332,11 +375,27 @@ impl RunCgroups {
         }
         Ok(pc)
     }
+
+    /// Limits partition `pc` to `max` tasks (processes plus threads: a fork or thread creation
+    /// beyond it fails with EAGAIN inside the partition). Without a pids controller nothing is
+    /// enforced (the run warned, or refused under `CI=true`).
+    pub fn limit_tasks(&self, pc: &mut PartitionCgroup, max: u32) -> Result<()> {
+        match (self.pids, &pc.v2, &self.v1_pids) {
+            (PidsKind::V2, Some(dir), _) => write_file(&dir.join("pids.max"), &max.to_string()),
+            (PidsKind::V1, _, Some(run)) => {
+                let dir = run.join(sanitize(&pc.name));
+                mkdir(&dir)?;
+                pc.v1_pids = Some(dir.clone());
+                write_file(&dir.join("pids.max"), &max.to_string())
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Drop for RunCgroups {
     fn drop(&mut self) {
-        for dir in [&self.v2, &self.v1_memory, &self.v1_freezer, &self.v1_cpuset].into_iter().flatten() {
+        for dir in [&self.v2, &self.v1_memory, &self.v1_freezer, &self.v1_cpuset, &self.v1_pids].into_iter().flatten() {
             remove_tree(dir);
         }
     }
@@ -350,6 +409,7 @@ pub struct PartitionCgroup {
     v1_memory: Option<PathBuf>,
     v1_freezer: Option<PathBuf>,
     v1_cpuset: Option<PathBuf>,
+    v1_pids: Option<PathBuf>,
     freezer: Freezer,
     /// The v2 directory, open, for `CLONE_INTO_CGROUP`.
     dir: Option<File>,
@@ -401,7 +461,7 @@ impl PartitionCgroup {
 
     /// Every directory of this partition (v2, v1 memory, v1 freezer, v1 cpuset).
     pub fn paths(&self) -> Vec<&Path> {
-        [&self.v2, &self.v1_memory, &self.v1_freezer, &self.v1_cpuset].into_iter().flatten().map(|p| p.as_path()).collect()
+        [&self.v2, &self.v1_memory, &self.v1_freezer, &self.v1_cpuset, &self.v1_pids].into_iter().flatten().map(|p| p.as_path()).collect()
     }
 
     /// How the partition is kept on its CPUs (`None`: it is not).
@@ -423,18 +483,20 @@ impl PartitionCgroup {
     /// cgroups either (the process was cloned from a thread placed there: backend/spawner.rs).
     pub fn add_pid_except(&self, pid: i32, skip_v2: bool, inherited_v1: bool) -> Result<()> {
         let v2 = if skip_v2 { None } else { self.v2.as_ref() };
-        let (memory, cpuset) = if inherited_v1 { (None, None) } else { (self.v1_memory.as_ref(), self.v1_cpuset.as_ref()) };
-        for dir in [v2, memory, self.v1_freezer.as_ref(), cpuset].into_iter().flatten() {
+        let (memory, cpuset, pids) =
+            if inherited_v1 { (None, None, None) } else { (self.v1_memory.as_ref(), self.v1_cpuset.as_ref(), self.v1_pids.as_ref()) };
+        for dir in [v2, memory, self.v1_freezer.as_ref(), cpuset, pids].into_iter().flatten() {
             write_file(&dir.join("cgroup.procs"), &pid.to_string())?;
         }
         Ok(())
     }
 
     /// The v1 directories a child inherits from the thread that clones it, and a thread may
-    /// join on its own (`tasks`): memory and cpuset. Not the freezer: a thread there would be
+    /// join on its own (`tasks`): memory, cpuset and pids (so `pt:MaxTasks` counts the module's
+    /// spawner thread as one of the partition's tasks). Not the freezer: a thread there would be
     /// frozen with the partition.
     pub fn v1_inherited_dirs(&self) -> Vec<&Path> {
-        [&self.v1_memory, &self.v1_cpuset].into_iter().flatten().map(|p| p.as_path()).collect()
+        [&self.v1_memory, &self.v1_cpuset, &self.v1_pids].into_iter().flatten().map(|p| p.as_path()).collect()
     }
 
     /// Processes in the partition (pids as seen from the module).
@@ -531,7 +593,7 @@ impl PartitionCgroup {
 
 impl Drop for PartitionCgroup {
     fn drop(&mut self) {
-        for dir in [&self.v2, &self.v1_memory, &self.v1_freezer, &self.v1_cpuset].into_iter().flatten() {
+        for dir in [&self.v2, &self.v1_memory, &self.v1_freezer, &self.v1_cpuset, &self.v1_pids].into_iter().flatten() {
             remove_tree(dir);
         }
     }

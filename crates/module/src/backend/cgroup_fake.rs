@@ -6,7 +6,7 @@
 //! (permissions, the no-internal-process rule, what a threaded cgroup may enable).
 
 use super::Result;
-use super::cgroup::{CgroupSystem, CpusetKind, FreezerKind, MemoryLimitKind, RunCgroups};
+use super::cgroup::{CgroupSystem, CpusetKind, FreezerKind, MemoryLimitKind, PidsKind, RunCgroups};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -49,9 +49,11 @@ pub(crate) fn populate(dir: &Path) {
 /// The interface files of the controllers `enabled` for `dir` (by its parent), as the kernel
 /// adds them when a controller is enabled.
 fn controller_files(dir: &Path, enabled: &str) {
-    for (ctl, files) in
-        [("memory", &[("memory.max", "max"), ("memory.swap.max", "max")]), ("cpuset", &[("cpuset.cpus", ""), ("cpuset.mems", "")])]
-    {
+    for (ctl, files) in [
+        ("memory", &[("memory.max", "max"), ("memory.swap.max", "max")][..]),
+        ("cpuset", &[("cpuset.cpus", ""), ("cpuset.mems", "")]),
+        ("pids", &[("pids.max", "max")]),
+    ] {
         if enabled.split_whitespace().any(|e| e == ctl) {
             for (file, value) in files {
                 if !dir.join(file).exists() {
@@ -129,14 +131,17 @@ fn pure_v2_enables_memory_and_cpuset_through_subtree_control() {
     let run = RunCgroups::create_with(&sys, true).unwrap();
     assert_eq!((run.freezer, run.memory, run.cpuset), (FreezerKind::V2, MemoryLimitKind::V2, CpusetKind::V2));
     assert!(run.cgroup_kill && run.warnings.is_empty(), "{:?}", run.warnings);
-    assert_eq!(read(root.path().join("cgroup.subtree_control")), "memory cpuset");
+    assert_eq!(run.pids, PidsKind::V2);
+    assert_eq!(read(root.path().join("cgroup.subtree_control")), "memory cpuset pids");
     let dir = run.v2_dir().unwrap().to_path_buf();
-    assert_eq!(read(dir.join("cgroup.subtree_control")), "memory cpuset");
+    assert_eq!(read(dir.join("cgroup.subtree_control")), "memory cpuset pids");
 
-    // A partition: memory budget and CPUs in its own v2 cgroup (no v1 hierarchy is involved).
-    let p = run.partition_on("P 1", Some(64 << 20), &[2, 3]).unwrap();
+    // A partition: memory budget, task limit and CPUs in its own v2 cgroup (no v1 hierarchy).
+    let mut p = run.partition_on("P 1", Some(64 << 20), &[2, 3]).unwrap();
+    run.limit_tasks(&mut p, 64).unwrap();
     let pdir = p.v2_path().unwrap().to_path_buf();
     assert_eq!(pdir, dir.join("P_1"));
+    assert_eq!(read(pdir.join("pids.max")), "64");
     assert_eq!((read(pdir.join("memory.max")), read(pdir.join("memory.swap.max"))), ("67108864".into(), "0".into()));
     assert_eq!(read(pdir.join("cpuset.cpus")), "2,3");
     assert_eq!(p.cpuset_kind(), CpusetKind::V2);
@@ -164,4 +169,16 @@ fn pure_v2_without_cpuset_or_memory_degrades_with_warnings() {
     assert!(RunCgroups::create_with(&system(root.path()), true).is_err());
     let p = run.partition_on("P", None, &[1]).unwrap();
     assert_eq!(p.cpuset_kind(), CpusetKind::None);
+}
+
+#[test]
+fn pure_v2_without_pids_degrades_with_a_warning_and_fails_when_strict() {
+    let root = root("cpuset memory");
+    let run = RunCgroups::create_with(&system(root.path()), false).unwrap();
+    assert_eq!(run.pids, PidsKind::None);
+    assert_eq!(run.warnings.len(), 1, "{:?}", run.warnings);
+    assert!(run.warnings[0].contains("pt:MaxTasks") && run.warnings[0].contains("pids"), "{:?}", run.warnings);
+    let mut p = run.partition_on("P", None, &[]).unwrap();
+    run.limit_tasks(&mut p, 64).unwrap(); // nothing to enforce it with: a no-op
+    assert!(RunCgroups::create_with(&system(root.path()), true).is_err());
 }

@@ -24,6 +24,7 @@ mod cgroup_cores;
 #[cfg(test)]
 mod cgroup_fake;
 mod cgroup_freezer;
+pub mod confine;
 pub mod gate;
 pub mod pm_qos;
 pub mod probe;
@@ -32,6 +33,7 @@ pub mod rt_throttle;
 mod seccomp;
 pub mod spawn;
 mod spawn_child;
+mod spawn_confine;
 pub mod spawner;
 pub(crate) mod sys;
 
@@ -40,8 +42,9 @@ use std::io;
 use std::path::PathBuf;
 
 pub use cgroup::{
-    CgroupLayout, CgroupSystem, CoreCgroup, CpusetKind, FreezeWait, FreezerKind, MemoryLimitKind, PartitionCgroup, RunCgroups,
+    CgroupLayout, CgroupSystem, CoreCgroup, CpusetKind, FreezeWait, FreezerKind, MemoryLimitKind, PartitionCgroup, PidsKind, RunCgroups,
 };
+pub use confine::{Bind, Confinement, DataDirs, partition_uid};
 pub use gate::{SignalGate, Stopped, frozen_to_stopped};
 pub use probe::{Capabilities, probe_capabilities};
 pub use spawn::{ExecState, ExitStatus, PartitionProcess, SpawnSpec, Spawned, StartState, spawn};

@@ -65,6 +65,9 @@ pub struct SpawnSpec<'a> {
     /// late in its partition's last window is frozen mid-setup when the window closes, and no
     /// window thaws it again; without this the run's end waited the 10 s setup timeout.
     pub cancel: Option<BorrowedFd<'a>>,
+    /// Its identity, file view and limits (None: the module's identity and the host's files).
+    /// With it, the program runs in its data directory rather than `workdir`.
+    pub confine: Option<&'a super::Confinement>,
 }
 
 impl<'a> SpawnSpec<'a> {
@@ -94,6 +97,7 @@ impl<'a> SpawnSpec<'a> {
             main_core: None,
             spawner: None,
             cancel: None,
+            confine: None,
         }
     }
 }
@@ -317,15 +321,26 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         inherited_env.push_str(&format!("{}{n}", if inherited_env.is_empty() { "" } else { " " }));
     }
     let mut env = Vec::new();
+    // Confined, the program's home, temporary files and working directory are its data directory.
+    let mut spec_env = spec.env.clone();
+    if let Some(c) = spec.confine {
+        for k in ["HOME", "TMPDIR", "PWD"] {
+            spec_env.retain(|(e, _)| e.as_os_str() != k);
+            spec_env.push((k.into(), c.data_dir.clone().into()));
+        }
+    }
+    let spec_env = &spec_env;
     if let Some((name, _)) = spec.inherited {
         env.push(cstr(format!("{name}={inherited_env}").as_bytes(), "an environment variable")?);
     }
-    let overridden = |k: &OsString| k.as_os_str() == partita_abi::ENV_PARTITION || spec.env.iter().any(|(e, _)| e == k);
-    for (k, v) in std::env::vars_os().filter(|(k, _)| !overridden(k)).chain(spec.env.iter().cloned()) {
+    let overridden = |k: &OsString| k.as_os_str() == partita_abi::ENV_PARTITION || spec_env.iter().any(|(e, _)| e == k);
+    for (k, v) in std::env::vars_os().filter(|(k, _)| !overridden(k)).chain(spec_env.iter().cloned()) {
         env.push(cstr(&[k.as_bytes(), b"=", v.as_bytes()].concat(), "an environment variable")?);
     }
     env.push(cstr(format!("{}={}", partita_abi::ENV_PARTITION, spec.partition_id).as_bytes(), "the partition id")?);
-    let workdir = cstr(spec.workdir.as_os_str().as_bytes(), "working directory")?;
+    let cwd = spec.confine.map_or(&spec.workdir, |c| &c.data_dir);
+    let workdir = cstr(cwd.as_os_str().as_bytes(), "working directory")?;
+    let confine = spec.confine.map(|c| c.prepare()).transpose()?;
     let cpus = if spec.cpus.is_empty() { None } else { Some(super::rt::cpu_set(&spec.cpus).map_err(|e| Error::io("CPU set", e))?) };
 
     let pipe = |what: &str| sys::pipe().map_err(|e| Error::io(format!("creating the {what} pipe"), e));
@@ -353,6 +368,12 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         gate_hi.as_raw_fd(),
     );
     ctx.rt_priority = spec.rt_priority;
+    ctx.confine = confine;
+    let program_file = match spec.confine {
+        Some(_) => Some(high(File::open(&program).map_err(|e| Error::io(format!("opening {}", program.display()), e))?.as_fd())?),
+        None => None,
+    };
+    ctx.program_fd = program_file.as_ref().map_or(-1, |f| f.as_raw_fd());
     ctx.inherited = inherited.iter().map(|f| f.as_raw_fd()).collect();
     let cgroup_fd = spec.cgroup.and_then(|c| c.v2_dir_fd()).map(|f| f.as_raw_fd());
     let starting = || format!("starting partition {}", spec.name);
@@ -371,7 +392,7 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
     };
     drop(child_fds);
     drop(inherited);
-    drop((status_hi, gate_hi));
+    drop((status_hi, gate_hi, program_file));
     let mut process = PartitionProcess {
         pid,
         pidfd,

@@ -29,10 +29,17 @@ pub(crate) enum Stage {
     Gate,
     Seccomp,
     Exec,
+    Dev,
+    ReadOnly,
+    Tmp,
+    DataDir,
+    Bind,
+    Limits,
+    Identity,
     Session,
 }
 
-pub(crate) const STAGES: [&str; 12] = [
+pub(crate) const STAGES: [&str; 19] = [
     "ready",
     "making / a slave mount in the new mount namespace",
     "mounting a tmpfs on /dev/shm",
@@ -44,6 +51,13 @@ pub(crate) const STAGES: [&str; 12] = [
     "waiting for release",
     "installing the system call filter",
     "execve",
+    "building the partition's /dev",
+    "making the host's file tree read-only",
+    "mounting a private tmpfs on /tmp",
+    "binding the partition's data directory",
+    "a <pt:Mount> bind mount",
+    "setting RLIMIT_NOFILE (pt:MaxOpenFiles)",
+    "switching to the partition's uid and gid and dropping every privilege",
     "leaving the module's session and process group (setsid)",
 ];
 
@@ -84,6 +98,13 @@ pub(crate) struct ChildCtx {
     gate: RawFd,
     /// The system call filter (`seccomp`), installed just before execve.
     seccomp: Vec<libc::sock_filter>,
+    /// The partition's identity, file view and limits (None: runs as the module's user and
+    /// sees the host's files, as the backend's own tests do).
+    pub(crate) confine: Option<super::confine::ChildConfine>,
+    /// The program, opened by the module (close-on-exec): a confined partition executes it
+    /// through this descriptor, so its directories need not be searchable by the partition's
+    /// uid nor visible in its view (-1: by path only).
+    pub(crate) program_fd: RawFd,
 }
 
 // SAFETY: the raw pointers of a ChildCtx (argv, envp) point into the heap buffers of the
@@ -121,6 +142,8 @@ impl ChildCtx {
             status,
             gate,
             seccomp: super::seccomp::filter(),
+            confine: None,
+            program_fd: -1,
         }
     }
 }
@@ -219,7 +242,7 @@ impl Drop for BlockSignals {
 }
 
 /// Reports `(stage, errno)` on the status pipe and exits.
-fn fail(ctx: &ChildCtx, stage: Stage, errno: i32) -> ! {
+pub(crate) fn fail(ctx: &ChildCtx, stage: Stage, errno: i32) -> ! {
     report(ctx, stage, errno);
     // SAFETY: _exit is async-signal-safe.
     unsafe { libc::_exit(127) }
@@ -296,6 +319,9 @@ fn child_main(ctx: &ChildCtx) -> ! {
             if libc::mount(ptr::null(), c"/".as_ptr(), ptr::null(), libc::MS_REC | libc::MS_SLAVE, ptr::null()) != 0 {
                 fail(ctx, Stage::MountRoot, sys::errno());
             }
+            if let Some(c) = &ctx.confine {
+                super::spawn_confine::read_only_view(ctx, c);
+            }
             let (tmpfs, shm, mode) = (c"tmpfs", c"/dev/shm", c"mode=1777");
             if libc::mount(tmpfs.as_ptr(), shm.as_ptr(), tmpfs.as_ptr(), libc::MS_NOSUID | libc::MS_NODEV, mode.as_ptr().cast()) != 0
                 && sys::errno() != libc::ENOENT
@@ -307,6 +333,9 @@ fn child_main(ctx: &ChildCtx) -> ! {
                 fail(ctx, Stage::MountProc, sys::errno());
             }
             confine(ctx);
+            if let Some(c) = &ctx.confine {
+                super::spawn_confine::writable_places(ctx, c);
+            }
         }
         if let Some(set) = &ctx.cpus
             && libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
@@ -340,6 +369,9 @@ fn child_main(ctx: &ChildCtx) -> ! {
                 fail(ctx, Stage::Fds, sys::errno());
             }
         }
+        if let Some(c) = &ctx.confine {
+            super::spawn_confine::become_partition(ctx, c);
+        }
         report(ctx, Stage::Ready, 0);
         let mut b = 0u8;
         loop {
@@ -355,6 +387,14 @@ fn child_main(ctx: &ChildCtx) -> ! {
         libc::sigprocmask(libc::SIG_SETMASK, &empty, ptr::null_mut());
         if let Err(errno) = super::seccomp::install(&ctx.seccomp) {
             fail(ctx, Stage::Seccomp, errno);
+        }
+        if ctx.program_fd >= 0 {
+            let (fd, empty) = (ctx.program_fd, c"".as_ptr());
+            libc::syscall(libc::SYS_execveat, fd, empty, ctx.argv.as_ptr(), ctx.envp.as_ptr(), libc::AT_EMPTY_PATH);
+            // ENOENT: a script, whose interpreter cannot open a close-on-exec descriptor; by path then.
+            if sys::errno() != libc::ENOENT {
+                fail(ctx, Stage::Exec, sys::errno());
+            }
         }
         libc::execve(ctx.program.as_ptr(), ctx.argv.as_ptr(), ctx.envp.as_ptr());
         fail(ctx, Stage::Exec, sys::errno())
