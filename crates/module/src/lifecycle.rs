@@ -5,6 +5,7 @@
 //! monitor's actions (`hm` decides them) on errors the partitions report, programs that end,
 //! and errors injected with `partita run --inject`.
 
+use crate::backend::sched_broker::SchedBroker;
 use crate::backend::spawn::ExitStatus;
 use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SignalGate, SpawnSpec, StartState, frozen_to_stopped, spawn};
 use crate::hm::{Action, HmTables, code_name, code_of_exit, level_name};
@@ -59,6 +60,10 @@ pub struct Launch {
     pub rt_priority: Option<i32>,
     pub doorbell: OwnedFd,
     pub log: Option<PathBuf>,
+    /// Performs the program's scheduling calls (None: they fail with ENOSYS).
+    pub broker: Option<Arc<SchedBroker>>,
+    /// `SpawnSpec::death_signal`: SIGSTOP with a guardian process, SIGKILL without.
+    pub death_signal: i32,
 }
 
 /// An error to raise as if detected (`partita run --inject PARTITION:CODE@TIME`).
@@ -201,11 +206,16 @@ impl<'a> Lifecycle<'a> {
         spec.cgroup = l.cgroup.as_deref();
         spec.namespaces = l.namespaces;
         spec.rt_priority = l.rt_priority;
+        spec.death_signal = l.death_signal;
         if let Some(gates) = &l.per_core {
             spec.inherited = Some((partita_abi::ENV_THREAD_PLACEMENT, gates.placement_fds()));
             spec.main_core = gates.first();
         }
-        let spawned = spawn(&spec).map_err(|e| e.to_string())?;
+        let mut spawned = spawn(&spec).map_err(|e| e.to_string())?;
+        // Before its first instruction (it is frozen or gated): its first scheduling call has a broker.
+        if let (Some(b), Some(listener)) = (&l.broker, spawned.listener.take()) {
+            b.add(listener);
+        }
         for w in &spawned.warnings {
             eprintln!("partita: partition {}: {w}", l.name);
         }

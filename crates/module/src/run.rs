@@ -1,8 +1,10 @@
 //! `partita run`: from a validated module to partitions running in their windows, and back to
 //! a clean machine (no leftover processes, cgroups or shared memory) with the run's events.
 
+use crate::backend::cpu_guard;
 use crate::backend::rt::{self, SCHEDULER_PRIORITY};
 use crate::backend::rt_throttle::{RtThrottle, Throttling};
+use crate::backend::sched_broker::{BROKER_PRIORITY, PARTITION_RT_CEILING, SchedBroker};
 use crate::backend::{Capabilities, CgroupSystem, FreezerKind, RunCgroups, probe_capabilities};
 use crate::control::SharedControl;
 use crate::gate::PartitionGate;
@@ -13,6 +15,7 @@ use crate::ports::udp::UdpLinks;
 use crate::process_gate::{CgroupGate, CoreGates, ProcessGate};
 use crate::run_state::{PartitionRun, RunState};
 use crate::scheduler::{Clock, run_core};
+use crate::signal_guard::SignalGuard;
 use partita_config::model::{Backend, Module};
 use partita_trace::{CoreInfo, Event, PartitionInfo};
 use std::io::Write;
@@ -23,6 +26,20 @@ use std::time::Duration;
 
 /// Priority of the lifecycle thread: above every partition thread, below the schedulers.
 const LIFECYCLE_PRIORITY: i32 = 95;
+/// Priority of the signal guard: SIGTERM and SIGINT end the run even when partitions keep
+/// every CPU busy at their ceiling, and the lifecycle and broker threads are busy too.
+const SIGNAL_GUARD_PRIORITY: i32 = 98;
+
+// The order that keeps the module in charge of its CPUs (docs/scheduling.md): partitions (at
+// most their ceiling) < lifecycle = scheduling broker < signal guard < per-core schedulers.
+const _: () = assert!(
+    PARTITION_RT_CEILING < LIFECYCLE_PRIORITY
+        && LIFECYCLE_PRIORITY == BROKER_PRIORITY
+        && BROKER_PRIORITY < SIGNAL_GUARD_PRIORITY
+        && SIGNAL_GUARD_PRIORITY < SCHEDULER_PRIORITY
+        && IDLE_POLL_PRIORITY < PARTITION_RT_CEILING
+        && crate::plan::HIGHEST_BAND_PRIORITY <= PARTITION_RT_CEILING
+);
 /// Below every partition thread (ARINC priorities map to 11 and up, include/ARINC653.h).
 const IDLE_POLL_PRIORITY: i32 = 1;
 
@@ -48,6 +65,9 @@ pub struct RunOptions {
     pub idle_poll: bool,
     /// Leave Linux real-time throttling as it is (`--keep-rt-throttling`; see `rt_throttle`).
     pub keep_rt_throttling: bool,
+    /// A guardian process cleans up if the module is killed (`backend::guardian`): partitions
+    /// then get SIGSTOP, not SIGKILL, when the module dies.
+    pub guardian: bool,
 }
 
 /// `--inject PARTITION:ERROR_CODE@TIME`: raise `code` (an ABI error code) for the partition
@@ -143,11 +163,26 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             .ok_or_else(|| format!("--inject names partition {:?}, which the module does not run", j.partition))?;
         injections.push(Injection { partition, code: j.code, at_ns: j.at.as_nanos().min(i64::MAX as u128) as i64 });
     }
+    // First, before any thread of the run exists: they all inherit the blocked signals.
+    let signals = SignalGuard::new().map_err(|e| format!("cannot set up the signal guard (signalfd): {e}"))?;
     let caps = probe_capabilities();
     for m in &caps.missing {
         eprintln!("partita: warning: {m}");
     }
     caps.require_if_strict().map_err(|e| e.to_string())?;
+    // Before anything is created: the CPUs are this run's alone and no real-time task holds them.
+    let module_cpus: Vec<u32> = plan.cores.iter().map(|c| c.cpu).collect();
+    let _cpu_locks = match cpu_guard::lock_cpus(Path::new(cpu_guard::LOCK_DIR), &module_cpus) {
+        Ok(l) => Some(l),
+        Err(e) if e.contains("in use by another partita run") || crate::backend::strict() => return Err(e),
+        Err(e) => {
+            eprintln!("partita: warning: {e}; another run could use the same CPUs");
+            None
+        }
+    };
+    if caps.sched_fifo {
+        cpu_guard::probe_cpus(&module_cpus)?;
+    }
     let _throttle = rt_throttling(&opts)?;
     if caps.freezer == FreezerKind::None {
         return Err("partita run needs a cgroup freezer (v2 cgroup.freeze or the v1 freezer) to keep partitions inside their windows; none is usable here (run as root on a machine with cgroups)".into());
@@ -171,6 +206,11 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             "partita: warning: PARTITA_GATE=signal is for measurements only: a process-wide SIGSTOP reaches one thread, and a busy higher-priority thread of the partition can keep it from stopping (docs/scheduling.md)"
         );
     }
+    let broker = match SchedBroker::start() {
+        Ok(b) => Some(Arc::new(b)),
+        Err(e) => return Err(format!("cannot start the scheduling broker thread: {e}")),
+    };
+    let death_signal = if opts.guardian { libc::SIGSTOP } else { libc::SIGKILL };
     let mut runs = Vec::new();
     let mut launches = Vec::new();
     let workdir = module.base_dir.clone();
@@ -221,6 +261,8 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             rt_priority: caps.sched_fifo.then_some(p.rt_band.0 as i32),
             doorbell: doorbell().map_err(|e| e.to_string())?,
             log: opts.log_dir.as_ref().map(|d| d.join(format!("{}.log", p.name))),
+            broker: broker.clone(),
+            death_signal,
         });
     }
     if let Some(dir) = &opts.log_dir {
@@ -251,11 +293,20 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         eprintln!("partita: warning: cannot lock memory ({e}); page faults may delay window boundaries");
     }
     let interrupted = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, interrupted.clone()).map_err(|e| e.to_string())?;
-    }
     let wake = lifecycle.wake.try_clone().map_err(|e| e.to_string())?;
     let sink = std::thread::scope(|scope| {
+        {
+            let (state, interrupted, signals) = (&state, &interrupted, &signals);
+            std::thread::Builder::new()
+                .name("partita-signals".into())
+                .spawn_scoped(scope, move || {
+                    if let Err(e) = rt::set_current_fifo(SIGNAL_GUARD_PRIORITY) {
+                        eprintln!("partita: warning: the signal guard runs without real-time priority: {e}");
+                    }
+                    signals.serve(state, interrupted);
+                })
+                .expect("thread");
+        }
         let lc = std::thread::Builder::new()
             .name("partita-lifecycle".into())
             .spawn_scoped(scope, move || {
@@ -315,6 +366,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         for c in cores {
             let _ = c.join();
         }
+        signals.finish();
         let one: u64 = 1;
         // SAFETY: writing the 8-byte counter to our eventfd.
         unsafe { libc::write(std::os::fd::AsRawFd::as_raw_fd(&wake), (&one as *const u64).cast(), 8) };

@@ -24,9 +24,12 @@ mod cgroup_cores;
 #[cfg(test)]
 mod cgroup_fake;
 mod cgroup_freezer;
+pub mod cpu_guard;
 pub mod gate;
+pub mod guardian;
 pub mod rt;
 pub mod rt_throttle;
+pub mod sched_broker;
 mod seccomp;
 pub mod spawn;
 mod spawn_child;
