@@ -351,8 +351,14 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             }
         }
         let mut last_tick = rt::now_ns();
-        while state.cores_done.load(Ordering::Acquire) < cores.len() as u32 {
-            if interrupted.load(Ordering::Relaxed) {
+        loop {
+            // A scheduler thread that ended without counting itself done panicked: end the run
+            // (the others stop at their next frame boundary) rather than wait for ever.
+            let finished = cores.iter().filter(|c| c.is_finished()).count() as u32;
+            if finished == cores.len() as u32 {
+                break;
+            }
+            if interrupted.load(Ordering::Relaxed) || finished > state.cores_done.load(Ordering::Acquire) {
                 state.stop.store(true, Ordering::Release);
             }
             std::thread::sleep(Duration::from_millis(20));
