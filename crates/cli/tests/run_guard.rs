@@ -9,9 +9,9 @@
 mod machine;
 mod partitions;
 
-use partitions::{build, privileged};
 use partita_trace::read_trace;
 use partita_trace::summary::summarize;
+use partitions::{build, privileged};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -192,7 +192,8 @@ fn pids_below(dir: &Path) -> Vec<i32> {
 
 /// A process that exists and is not a zombie.
 fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')))
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')))
 }
 
 /// Demotes and kills what a failed test left (never a real-time thread killed as such).
@@ -210,12 +211,21 @@ fn clean_up(pids: &[i32]) {
     }
 }
 
-/// What the hog prints before it spins: everything above 90 refused with EPERM (1), 90 granted.
-fn assert_ceiling_held(stdout: &str) {
-    for expected in
-        ["[Hog] fifo99 1", "[Hog] fifo91 1", "[Hog] deadline 1", "[Hog] thread95 1", "[Hog] fifo90 0", "[Hog] setparam99 1", "[Hog] thread90 0", "[Hog] now 1 90"]
-    {
-        assert!(stdout.lines().any(|l| l == expected), "{expected:?} not in:\n{stdout}");
+/// What the hog prints before it spins: it holds no filter listener, everything above 90 is
+/// refused with EPERM (1), 90 granted.
+fn assert_ceiling_held(stdout: &str, stderr: &str) {
+    for expected in [
+        "[Hog] listeners 0",
+        "[Hog] fifo99 1",
+        "[Hog] fifo91 1",
+        "[Hog] deadline 1",
+        "[Hog] thread95 1",
+        "[Hog] fifo90 0",
+        "[Hog] setparam99 1",
+        "[Hog] thread90 0",
+        "[Hog] now 1 90",
+    ] {
+        assert!(stdout.lines().any(|l| l == expected), "{expected:?} not in:\n{stdout}\nstderr:\n{stderr}");
     }
 }
 
@@ -251,7 +261,7 @@ fn a_partition_gets_no_priority_above_its_ceiling_and_spinning_at_it_takes_nothi
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(took < Duration::from_secs(30), "a 3 s run took {took:?}");
-    assert_ceiling_held(&stdout);
+    assert_ceiling_held(&stdout, &stderr);
     let spinners = stdout.lines().filter(|l| *l == "[Hog] spinner 0").count();
     assert!(stdout.contains("[Hog] spinning") && spinners >= 2, "the hog did not spin at 90 with its threads:\n{stdout}");
     // The well-behaved partition on the same core ran in its windows, and only there.
@@ -286,7 +296,7 @@ fn sigterm_ends_a_run_whose_partition_spins_at_its_ceiling() {
     let code = run.wait_exit(Duration::from_secs(2));
     assert_eq!(code, Some(Some(0)), "not ended within 2 s of SIGTERM, or not cleanly:\n{}", run.output());
     assert!(run.output().contains("interrupted"), "{}", run.output());
-    assert_ceiling_held(&run.stdout.lock().unwrap());
+    assert_ceiling_held(&run.stdout.lock().unwrap(), &run.stderr.lock().unwrap());
     assert_eq!(cgroup_dirs(pid), Vec::<PathBuf>::new(), "cgroups left behind");
 }
 

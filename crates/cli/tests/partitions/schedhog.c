@@ -1,6 +1,6 @@
 /* A partition that tries to take its core with real-time priorities (tests/run_guard.rs).
  *
- * First it asks for what it must not get and prints each answer as "NAME ERRNO" (0 =
+ * It prints "listeners N", the seccomp listener descriptors it holds (0). Then it asks for what it must not get and prints each answer as "NAME ERRNO" (0 =
  * granted): SCHED_FIFO 99 and 91 (sched_setscheduler), sched_setparam 99 while FIFO,
  * SCHED_DEADLINE (sched_setattr), FIFO 95 for another of its threads (pthread_setschedparam:
  * a thread id of its own PID namespace); then its ceiling, FIFO 90, for itself and for that
@@ -21,6 +21,26 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include <dirent.h>
+
+/* Descriptors of a seccomp notification listener this program holds (it must hold none: with
+ * one it could answer, or let through, its own scheduling calls). */
+static int listeners(void) {
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    char path[300], target[256];
+    while (d && (e = readdir(d))) {
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(path, target, sizeof target - 1);
+        if (len > 0) {
+            target[len] = 0;
+            n += strstr(target, "seccomp") != NULL;
+        }
+    }
+    if (d) closedir(d);
+    return n;
+}
 
 struct attr {
     uint32_t size, policy;
@@ -69,6 +89,7 @@ static int cmp(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    printf("listeners %d\n", listeners());
     pthread_t other;
     pthread_create(&other, NULL, idle, NULL);
     printf("fifo99 %d\n", fifo(0, 99));
