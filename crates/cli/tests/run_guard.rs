@@ -23,9 +23,11 @@ const MS: i64 = 1_000_000;
 /// The well-behaved partition's window in the 20 ms frame (the hog has 0-10 ms).
 const GOOD_WINDOW: (i64, i64) = (10, 20);
 
-/// `dir/module.xml` on CPU 1 only: each partition (name, program, arguments, windows in ms)
-/// in a frame of `frame_ms`.
-fn module(dir: &Path, frame_ms: u32, partitions: &[(&str, &Path, &str, &[(u32, u32)])]) -> PathBuf {
+/// A partition: name, program, arguments, windows ((start, end) in ms of the frame).
+type PartitionSpec<'a> = (&'a str, &'a Path, &'a str, &'a [(u32, u32)]);
+
+/// `dir/module.xml` on CPU 1 only: the partitions in a frame of `frame_ms`.
+fn module(dir: &Path, frame_ms: u32, partitions: &[PartitionSpec<'_>]) -> PathBuf {
     let mut xml = String::from("<ARINC_653_Module ModuleName=\"Guard\" xmlns:pt=\"urn:partita:1\">\n  <pt:Cores Cpus=\"1\"/>\n");
     for (i, (name, exe, args, _)) in partitions.iter().enumerate() {
         xml.push_str(&format!(
