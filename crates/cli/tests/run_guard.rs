@@ -9,8 +9,8 @@
 mod machine;
 mod partitions;
 
-use partita_trace::read_trace;
 use partita_trace::summary::summarize;
+use partita_trace::{Event, read_trace};
 use partitions::{build, privileged};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -266,18 +266,39 @@ fn a_partition_gets_no_priority_above_its_ceiling_and_spinning_at_it_takes_nothi
     assert_ceiling_held(&stdout, &stderr);
     let spinners = stdout.lines().filter(|l| *l == "[Hog] spinner 0").count();
     assert!(stdout.contains("[Hog] spinning") && spinners >= 2, "the hog did not spin at 90 with its threads:\n{stdout}");
-    // The well-behaved partition on the same core ran in its windows, and only there.
+    // The well-behaved partition on the same core ran in its windows, and only there: each
+    // interval starts inside its window and ends before the module had stopped it. (A stop can
+    // complete late when the host delays the scheduler's cgroup.freeze write, for example while
+    // other processes create cgroups or move tasks: issue 10, Deliver 3. Such an overrun is
+    // bounded by that stop and is not the hog's doing; the hog's doing would show in most
+    // windows, which the last bound catches.)
+    let events = read_trace(BufReader::new(std::fs::File::open(&trace).unwrap())).unwrap();
+    let good_id = 2;
+    let stopped: Vec<i64> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::PartitionStopped { t, partition, .. } if *partition == good_id => Some(*t),
+            _ => None,
+        })
+        .collect();
     let log = std::fs::read_to_string(dir.path().join("logs/Good.log")).unwrap();
     let intervals = ran_intervals(&log);
     assert!(intervals.len() >= 40, "Good ran in only {} intervals in 3 s:\n{log}\n{stdout}", intervals.len());
+    let mut overruns = 0;
     for &(start, end) in &intervals {
         let frame = start.div_euclid(20 * MS) * 20 * MS;
-        assert!(
-            start >= frame + GOOD_WINDOW.0 * MS && end <= frame + GOOD_WINDOW.1 * MS,
-            "Good ran during [{start}, {end}] ns, outside its window of frame {frame}"
-        );
+        let (open, close) = (frame + GOOD_WINDOW.0 * MS, frame + GOOD_WINDOW.1 * MS);
+        assert!(start >= open && start < close, "Good started running at {start} ns, outside its window [{open}, {close}]");
+        if end > close {
+            overruns += 1;
+            let stop = stopped.iter().copied().find(|&t| t >= start);
+            assert!(
+                stop.is_some_and(|t| end <= t + 50_000),
+                "Good ran until {end} ns, after its window [{open}, {close}] and after its stop completed ({stop:?})"
+            );
+        }
     }
-    let events = read_trace(BufReader::new(std::fs::File::open(&trace).unwrap())).unwrap();
+    assert!(overruns * 10 <= intervals.len(), "Good overran {overruns} of {} windows", intervals.len());
     let summary = summarize(&events);
     assert!(summary.check.ok, "{summary}");
 }
