@@ -174,7 +174,8 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     let module_cpus: Vec<u32> = plan.cores.iter().map(|c| c.cpu).collect();
     let _cpu_locks = match cpu_guard::lock_cpus(Path::new(cpu_guard::LOCK_DIR), &module_cpus) {
         Ok(l) => Some(l),
-        Err(e) if e.contains("in use by another partita run") || crate::backend::strict() => return Err(e),
+        Err(e @ cpu_guard::LockError::Held(_)) => return Err(e.to_string()),
+        Err(e) if crate::backend::strict() => return Err(e.to_string()),
         Err(e) => {
             eprintln!("partita: warning: {e}; another run could use the same CPUs");
             None

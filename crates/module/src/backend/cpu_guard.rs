@@ -34,10 +34,28 @@ pub struct CpuLocks {
     _files: Vec<File>,
 }
 
+/// Why [`lock_cpus`] failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockError {
+    /// Another run holds a CPU (the message names it and the holder's pid).
+    Held(String),
+    /// The locks cannot be used here (e.g. no write access to the lock directory).
+    Unavailable(String),
+}
+
+impl std::fmt::Display for LockError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LockError::Held(m) | LockError::Unavailable(m) => f.write_str(m),
+        }
+    }
+}
+
 /// Takes the lock of every CPU in `cpus` (in `dir`, normally [`LOCK_DIR`]), or says which CPU
 /// another run holds and its pid.
-pub fn lock_cpus(dir: &Path, cpus: &[u32]) -> Result<CpuLocks, String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+pub fn lock_cpus(dir: &Path, cpus: &[u32]) -> Result<CpuLocks, LockError> {
+    use LockError::Unavailable;
+    std::fs::create_dir_all(dir).map_err(|e| Unavailable(format!("cannot create {}: {e}", dir.display())))?;
     let mut files = Vec::new();
     for &cpu in cpus {
         let path = lock_path(dir, cpu);
@@ -47,7 +65,7 @@ pub fn lock_cpus(dir: &Path, cpus: &[u32]) -> Result<CpuLocks, String> {
             .read(true)
             .write(true)
             .open(&path)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+            .map_err(|e| Unavailable(format!("cannot open {}: {e}", path.display())))?;
         match f.try_lock() {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
@@ -55,19 +73,19 @@ pub fn lock_cpus(dir: &Path, cpus: &[u32]) -> Result<CpuLocks, String> {
                 let _ = f.read_to_string(&mut holder);
                 let holder = holder.trim();
                 let who = if holder.is_empty() { "another process".to_string() } else { format!("process {holder}") };
-                return Err(format!(
+                return Err(LockError::Held(format!(
                     "CPU {cpu} is in use by another partita run ({who} holds {}); two modules on one CPU would take each other's windows",
                     path.display()
-                ));
+                )));
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(format!("cannot lock {}: {e}", path.display())),
+            Err(std::fs::TryLockError::Error(e)) => return Err(Unavailable(format!("cannot lock {}: {e}", path.display()))),
         }
         let write = |f: &mut File| -> io::Result<()> {
             f.set_len(0)?;
             f.rewind()?;
             f.write_all(format!("{}\n", std::process::id()).as_bytes())
         };
-        write(&mut f).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        write(&mut f).map_err(|e| Unavailable(format!("cannot write {}: {e}", path.display())))?;
         files.push(f);
     }
     Ok(CpuLocks { _files: files })
@@ -142,7 +160,7 @@ mod tests {
         assert!(first._files.iter().all(is_close_on_exec));
         let content = std::fs::read_to_string(lock_path(dir.path(), 3)).unwrap();
         assert_eq!(content.trim(), std::process::id().to_string());
-        let e = lock_cpus(dir.path(), &[5, 3]).unwrap_err();
+        let LockError::Held(e) = lock_cpus(dir.path(), &[5, 3]).unwrap_err() else { panic!("not refused as held") };
         assert!(e.contains("CPU 3 ") && e.contains(&format!("process {}", std::process::id())), "{e}");
         drop(first);
         lock_cpus(dir.path(), &[3]).expect("free again once the first run let go");
