@@ -147,6 +147,9 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
+    /// The guardian of a run (started by `run`): cleans up after the module PID if it is killed.
+    #[command(name = "__partita-guardian", hide = true)]
+    Guardian { module_pid: String },
 }
 
 fn main() -> ExitCode {
@@ -174,6 +177,7 @@ fn main() -> ExitCode {
         }
         Command::Report { db, output } => report::run(&db, &output),
         Command::BenchPartition { workload, args } => bench::partition(&workload, &args),
+        Command::Guardian { module_pid } => run::guardian_main(&module_pid),
     }
 }
 

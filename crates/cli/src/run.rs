@@ -88,6 +88,7 @@ pub fn run_module(args: RunArgs) -> ExitCode {
         inject: args.inject,
         idle_poll: args.idle_poll,
         keep_rt_throttling: args.keep_rt_throttling,
+        guardian: start_guardian(),
     };
     match run(module, &args.file, opts) {
         Ok(report) => {
@@ -100,6 +101,53 @@ pub fn run_module(args: RunArgs) -> ExitCode {
         }
         Err(e) => {
             eprintln!("partita: {e}");
+            exit::invalid()
+        }
+    }
+}
+
+/// Starts `partita __partita-guardian <our pid>` (backend::guardian): it cleans up the run's
+/// partitions and cgroups if this process is killed. Without it (warning) partitions are
+/// killed outright by the kernel when the module dies.
+fn start_guardian() -> bool {
+    let spawned = std::env::current_exe().and_then(|exe| {
+        std::process::Command::new(exe)
+            .arg(GUARDIAN_COMMAND)
+            .arg(std::process::id().to_string())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+    });
+    match spawned {
+        // Never waited for: it outlives this process by design and is then reaped by init.
+        Ok(_child) => true,
+        Err(e) => {
+            eprintln!(
+                "partita: warning: cannot start the run's guardian process ({e}); if partita is killed, its partitions are killed by the kernel at their real-time priorities"
+            );
+            false
+        }
+    }
+}
+
+/// The hidden subcommand of the guardian (main.rs).
+const GUARDIAN_COMMAND: &str = "__partita-guardian";
+
+/// `partita __partita-guardian PID`.
+pub fn guardian_main(module: &str) -> ExitCode {
+    let Ok(pid) = module.parse::<i32>() else {
+        eprintln!("partita guardian: {module:?} is not a pid");
+        return exit::usage();
+    };
+    match partita_module::backend::guardian::guard(pid) {
+        Ok(done) => {
+            for d in done {
+                eprintln!("partita guardian: module {pid} is gone; removed {d}");
+            }
+            exit::ok()
+        }
+        Err(e) => {
+            eprintln!("partita guardian: {e}");
             exit::invalid()
         }
     }

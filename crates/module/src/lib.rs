@@ -16,4 +16,5 @@ pub mod process_gate;
 pub mod run;
 pub mod run_state;
 pub mod scheduler;
+pub mod signal_guard;
 pub mod timeline;

@@ -5,6 +5,7 @@
 //! monitor's actions (`hm` decides them) on errors the partitions report, programs that end,
 //! and errors injected with `partita run --inject`.
 
+use crate::backend::sched_broker::SchedBroker;
 use crate::backend::spawn::ExitStatus;
 use crate::backend::sys::{self, cvt};
 use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SignalGate, SpawnSpec, Spawner, StartState, frozen_to_stopped, spawn};
@@ -67,6 +68,10 @@ pub struct Launch {
     pub log: Option<PathBuf>,
     /// Identity, file view and limits of the program (None: the module's own).
     pub confine: Option<crate::backend::Confinement>,
+    /// Performs the program's scheduling calls (None: they fail with ENOSYS).
+    pub broker: Option<Arc<SchedBroker>>,
+    /// `SpawnSpec::death_signal`: SIGSTOP with a guardian process, SIGKILL without.
+    pub death_signal: i32,
 }
 
 /// An error to raise as if detected (`partita run --inject PARTITION:CODE@TIME`).
@@ -212,11 +217,16 @@ impl<'a> Lifecycle<'a> {
         spec.rt_priority = l.rt_priority;
         spec.cancel = Some(self.wake.as_fd());
         spec.confine = l.confine.as_ref();
+        spec.death_signal = l.death_signal;
         if let Some(gates) = &l.per_core {
             spec.inherited = Some((partita_abi::ENV_THREAD_PLACEMENT, gates.placement_fds()));
             spec.main_core = gates.first();
         }
-        let spawned = spawn(&spec).map_err(|e| e.to_string())?;
+        let mut spawned = spawn(&spec).map_err(|e| e.to_string())?;
+        // Before its first instruction (it is frozen or gated): its first scheduling call has a broker.
+        if let (Some(b), Some(listener)) = (&l.broker, spawned.listener.take()) {
+            b.add(listener);
+        }
         for w in &spawned.warnings {
             eprintln!("partita: partition {}: {w}", l.name);
         }

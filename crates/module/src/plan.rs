@@ -61,6 +61,12 @@ pub const DEFAULT_RT_BAND: (u32, u32) = (10, 63);
 /// Real-time priorities available to the bands of partitions that share a FIXED_PRIORITY core
 /// (below the partitions' timer threads at 80).
 const BAND_RANGE: (u32, u32) = (1, 79);
+/// The highest real-time priority a band reaches (asserted below the partitions' ceiling in run.rs).
+pub const HIGHEST_BAND_PRIORITY: i32 = {
+    let a = DEFAULT_RT_BAND.0 + DEFAULT_RT_BAND.1;
+    let b = BAND_RANGE.1;
+    (if a > b { a } else { b }) as i32
+};
 
 #[derive(Debug, Clone)]
 pub struct PlannedSchedule {

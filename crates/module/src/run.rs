@@ -1,8 +1,10 @@
 //! `partita run`: from a validated module to partitions running in their windows, and back to
 //! a clean machine (no leftover processes, cgroups or shared memory) with the run's events.
 
+use crate::backend::cpu_guard;
 use crate::backend::rt::{self, SCHEDULER_PRIORITY};
 use crate::backend::rt_throttle::{RtThrottle, Throttling};
+use crate::backend::sched_broker::{BROKER_PRIORITY, PARTITION_RT_CEILING, SchedBroker};
 use crate::backend::{
     Bind, Capabilities, CgroupSystem, Confinement, DataDirs, FreezerKind, RunCgroups, Spawner, partition_uid, probe_capabilities,
 };
@@ -16,6 +18,7 @@ use crate::ports::udp::UdpLinks;
 use crate::process_gate::{CgroupGate, CoreGates, ProcessGate};
 use crate::run_state::{PartitionRun, RunState};
 use crate::scheduler::{Clock, run_core};
+use crate::signal_guard::SignalGuard;
 use partita_config::model::{Backend, Module};
 use partita_trace::{CoreInfo, Event, PartitionInfo};
 use std::io::Write;
@@ -26,6 +29,20 @@ use std::time::Duration;
 
 /// Priority of the lifecycle thread: above every partition thread, below the schedulers.
 const LIFECYCLE_PRIORITY: i32 = 95;
+/// Priority of the signal guard: SIGTERM and SIGINT end the run even when partitions keep
+/// every CPU busy at their ceiling, and the lifecycle and broker threads are busy too.
+const SIGNAL_GUARD_PRIORITY: i32 = 98;
+
+// The order that keeps the module in charge of its CPUs (docs/scheduling.md): partitions (at
+// most their ceiling) < lifecycle = scheduling broker < signal guard < per-core schedulers.
+const _: () = assert!(
+    PARTITION_RT_CEILING < LIFECYCLE_PRIORITY
+        && LIFECYCLE_PRIORITY == BROKER_PRIORITY
+        && BROKER_PRIORITY < SIGNAL_GUARD_PRIORITY
+        && SIGNAL_GUARD_PRIORITY < SCHEDULER_PRIORITY
+        && IDLE_POLL_PRIORITY < PARTITION_RT_CEILING
+        && crate::plan::HIGHEST_BAND_PRIORITY <= PARTITION_RT_CEILING
+);
 /// Below every partition thread (ARINC priorities map to 11 and up, include/ARINC653.h).
 const IDLE_POLL_PRIORITY: i32 = 1;
 
@@ -51,6 +68,9 @@ pub struct RunOptions {
     pub idle_poll: bool,
     /// Leave Linux real-time throttling as it is (`--keep-rt-throttling`; see `rt_throttle`).
     pub keep_rt_throttling: bool,
+    /// A guardian process cleans up if the module is killed (`backend::guardian`): partitions
+    /// then get SIGSTOP, not SIGKILL, when the module dies.
+    pub guardian: bool,
 }
 
 /// `--inject PARTITION:ERROR_CODE@TIME`: raise `code` (an ABI error code) for the partition
@@ -146,16 +166,26 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             .ok_or_else(|| format!("--inject names partition {:?}, which the module does not run", j.partition))?;
         injections.push(Injection { partition, code: j.code, at_ns: j.at.as_nanos().min(i64::MAX as u128) as i64 });
     }
+    // First, before any thread of the run exists: they all inherit the blocked signals.
+    let signals = SignalGuard::new().map_err(|e| format!("cannot set up the signal guard (signalfd): {e}"))?;
     let caps = probe_capabilities();
     for m in &caps.missing {
         eprintln!("partita: warning: {m}");
     }
     caps.require_if_strict().map_err(|e| e.to_string())?;
-    // From here on the run creates what it must remove (throttling, cgroups, data directories, partitions):
-    // SIGINT and SIGTERM end it through its normal clean-up, whenever they arrive.
-    let interrupted = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, interrupted.clone()).map_err(|e| e.to_string())?;
+    // Before anything is created: the CPUs are this run's alone and no real-time task holds them.
+    let module_cpus: Vec<u32> = plan.cores.iter().map(|c| c.cpu).collect();
+    let _cpu_locks = match cpu_guard::lock_cpus(Path::new(cpu_guard::LOCK_DIR), &module_cpus) {
+        Ok(l) => Some(l),
+        Err(e @ cpu_guard::LockError::Held(_)) => return Err(e.to_string()),
+        Err(e) if crate::backend::strict() => return Err(e.to_string()),
+        Err(e) => {
+            eprintln!("partita: warning: {e}; another run could use the same CPUs");
+            None
+        }
+    };
+    if caps.sched_fifo {
+        cpu_guard::probe_cpus(&module_cpus)?;
     }
     // Restored when the run ends; a stuck run restores it before it exits (`end_stuck_run`).
     let throttle = std::sync::Mutex::new(rt_throttling(&opts)?);
@@ -183,6 +213,11 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     }
     // Each partition's private writable directory, removed (with the run's) when this is dropped.
     let data_dirs = DataDirs::create().map_err(|e| format!("partition data directories: {e}"))?;
+    let broker = match SchedBroker::start() {
+        Ok(b) => Some(Arc::new(b)),
+        Err(e) => return Err(format!("cannot start the scheduling broker thread: {e}")),
+    };
+    let death_signal = if opts.guardian { libc::SIGSTOP } else { libc::SIGKILL };
     let mut runs = Vec::new();
     let mut launches = Vec::new();
     let workdir = module.base_dir.clone();
@@ -250,6 +285,8 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             doorbell: doorbell().map_err(|e| e.to_string())?,
             confine: Some(confine),
             log: opts.log_dir.as_ref().map(|d| d.join(format!("{}.log", p.name))),
+            broker: broker.clone(),
+            death_signal,
         });
     }
     if let Some(dir) = &opts.log_dir {
@@ -288,8 +325,21 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     if let Err(e) = rt::lock_memory() {
         eprintln!("partita: warning: cannot lock memory ({e}); page faults may delay window boundaries");
     }
+    let interrupted = Arc::new(AtomicBool::new(false));
     let wake = lifecycle.wake.try_clone().map_err(|e| e.to_string())?;
     let sink = std::thread::scope(|scope| {
+        {
+            let (state, interrupted, signals) = (&state, &interrupted, &signals);
+            std::thread::Builder::new()
+                .name("partita-signals".into())
+                .spawn_scoped(scope, move || {
+                    if let Err(e) = rt::set_current_fifo(SIGNAL_GUARD_PRIORITY) {
+                        eprintln!("partita: warning: the signal guard runs without real-time priority: {e}");
+                    }
+                    signals.serve(state, interrupted);
+                })
+                .expect("thread");
+        }
         let lc = std::thread::Builder::new()
             .name("partita-lifecycle".into())
             .spawn_scoped(scope, move || {
@@ -359,8 +409,14 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         let mut last_tick = rt::now_ns();
         let planned_end = planned_end_ns(&state);
         let mut stop_seen: Option<i64> = None;
-        while state.cores_done.load(Ordering::Acquire) < cores.len() as u32 {
-            if interrupted.load(Ordering::Relaxed) {
+        loop {
+            // A scheduler thread that ended without counting itself done panicked: end the run
+            // (the others stop at their next frame boundary) rather than wait for ever.
+            let finished = cores.iter().filter(|c| c.is_finished()).count() as u32;
+            if finished == cores.len() as u32 {
+                break;
+            }
+            if interrupted.load(Ordering::Relaxed) || finished > state.cores_done.load(Ordering::Acquire) {
                 state.stop.store(true, Ordering::Release);
             }
             if stop_seen.is_none() && state.stop.load(Ordering::Acquire) {
@@ -384,6 +440,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         for g in state.guards.iter().flatten() {
             g.wake();
         }
+        signals.finish();
         let one: u64 = 1;
         // SAFETY: writing the 8-byte counter to our eventfd.
         unsafe { libc::write(std::os::fd::AsRawFd::as_raw_fd(&wake), (&one as *const u64).cast(), 8) };

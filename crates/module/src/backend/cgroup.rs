@@ -697,6 +697,29 @@ fn remove_tree(dir: &Path) {
     }
 }
 
+/// Removes the cgroups of every run of module process `pid` (`partita-<pid>[-<n>]` in each
+/// hierarchy), killing what is left in them (threads demoted first). For the guardian of a
+/// module that died; returns the directories removed.
+pub fn remove_run(sys: &CgroupSystem, pid: i32) -> Vec<String> {
+    let mut removed = Vec::new();
+    for base in [&sys.v2_root, &sys.v1_memory, &sys.v1_freezer, &sys.v1_cpuset].into_iter().flatten() {
+        let Ok(entries) = fs::read_dir(base) else { continue };
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let of_pid = name
+                .to_str()
+                .and_then(|n| n.strip_prefix("partita-"))
+                .and_then(|p| p.split('-').next())
+                .is_some_and(|p| p.parse::<i32>().ok() == Some(pid));
+            if of_pid {
+                remove_tree(&e.path());
+                removed.push(e.path().display().to_string());
+            }
+        }
+    }
+    removed
+}
+
 /// Removes `partita-<pid>[-<n>]` directories in `base` whose module process is gone.
 fn clean_stale(base: &Path, warnings: &mut Vec<String>) {
     let Ok(entries) = fs::read_dir(base) else { return };

@@ -121,6 +121,29 @@ impl Drop for RtThrottle {
     }
 }
 
+/// After a run was killed (its guardian calls this): restores the value found by the first
+/// run if no other run holds the state file and throttling is still lifted. Returns the
+/// restored runtime.
+pub fn restore_after_killed_run() -> io::Result<Option<i64>> {
+    let mut state = match std::fs::OpenOptions::new().read(true).write(true).open(STATE_FILE) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if flock(&state, libc::LOCK_EX | libc::LOCK_NB).is_err() {
+        return Ok(None); // another run is still running
+    }
+    let mut saved = String::new();
+    state.read_to_string(&mut saved)?;
+    let Ok(runtime_us) = saved.trim().parse::<i64>() else { return Ok(None) };
+    if Throttling::read()?.runtime_us != -1 {
+        return Ok(None);
+    }
+    std::fs::write(SYSCTL, runtime_us.to_string())?;
+    state.set_len(0)?;
+    Ok(Some(runtime_us))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,6 +10,11 @@
 //! real-time scheduling, memory mappings and its fds, and `execve` (the filter is installed
 //! before the partition's own program is executed; what survives an exec is in
 //! docs/isolation.md). crates/cli/tests/run_hostile.rs makes calls of every group from a partition.
+//!
+//! Scheduling changes (sched_setscheduler, sched_setparam, sched_setattr) do not run in the
+//! partition either: partitions hold no capability, so they could not take a real-time
+//! priority themselves. The filter hands those calls to the module (SECCOMP_RET_USER_NOTIF),
+//! whose [`super::sched_broker`] performs them within the partitions' ceiling.
 
 /// Denied system call numbers of this architecture, by group (docs/isolation.md, `## Threat
 /// model`, names the test of each group).
@@ -91,7 +96,11 @@ const AUDIT_ARCH: u32 = 0xC000_003E;
 #[cfg(target_arch = "aarch64")]
 const AUDIT_ARCH: u32 = 0xC000_00B7;
 
+/// Calls brokered by the module ([`super::sched_broker`]).
+pub(crate) const BROKERED: &[libc::c_long] = &[libc::SYS_sched_setscheduler, libc::SYS_sched_setparam, libc::SYS_sched_setattr];
+
 const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+const SECCOMP_RET_USER_NOTIF: u32 = 0x7fc0_0000;
 const SECCOMP_RET_TRAP: u32 = 0x0003_0000;
 const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
 /// Offsets in `struct seccomp_data`.
@@ -110,6 +119,7 @@ fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 pub(crate) fn filter() -> Vec<libc::sock_filter> {
     use libc::{BPF_ABS, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
     let n = DENIED.len() as u32;
+    let b = BROKERED.len() as u32;
     let mut f = vec![
         stmt(BPF_LD | BPF_W | BPF_ABS, ARCH),
         // Another architecture's calling convention (numbers differ): refuse outright.
@@ -120,32 +130,48 @@ pub(crate) fn filter() -> Vec<libc::sock_filter> {
     // x32 system calls (bit 30) are an alternate entry into the same kernel code.
     let x32 = cfg!(target_arch = "x86_64");
     if x32 {
-        f.push(jump(BPF_JMP | BPF_JGE | BPF_K, 0x4000_0000, n as u8 + 1, 0));
+        f.push(jump(BPF_JMP | BPF_JGE | BPF_K, 0x4000_0000, (n + b) as u8 + 2, 0));
     }
     for (i, &nr) in DENIED.iter().enumerate() {
-        // Jump over the remaining comparisons and the ALLOW to the TRAP.
-        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, (n - i as u32) as u8, 0));
+        // Jump over the remaining comparisons, the ALLOW and the USER_NOTIF to the TRAP.
+        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, (n + b - i as u32 + 1) as u8, 0));
+    }
+    for (i, &nr) in BROKERED.iter().enumerate() {
+        // Jump over the remaining comparisons and the ALLOW to the USER_NOTIF.
+        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, (b - i as u32) as u8, 0));
     }
     f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+    f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
     f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_TRAP));
     f
 }
 
-/// Installs `filter` on the calling thread (child side: system calls only). Without
-/// CAP_SYS_ADMIN the kernel needs no_new_privs first.
+/// Installs `filter` on the calling thread (child side: system calls only) and returns the
+/// descriptor of its notification listener (close-on-exec: the program never holds it, or it
+/// could answer its own requests). Without CAP_SYS_ADMIN the kernel needs no_new_privs first.
 ///
 /// # Safety
 /// `filter` must stay alive during the call.
-pub(crate) unsafe fn install(filter: &[libc::sock_filter]) -> Result<(), i32> {
+pub(crate) unsafe fn install(filter: &[libc::sock_filter]) -> Result<i32, i32> {
     let prog = libc::sock_fprog { len: filter.len() as u16, filter: filter.as_ptr() as *mut libc::sock_filter };
-    // SAFETY: prctl with a valid sock_fprog pointing to `filter`, alive for the call.
+    // SAFETY: seccomp(SET_MODE_FILTER, NEW_LISTENER) with a valid sock_fprog pointing to
+    // `filter`, alive for the call.
     unsafe {
-        let set = |p: &libc::sock_fprog| libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, p as *const _ as libc::c_ulong, 0, 0);
-        if set(&prog) == 0 {
-            return Ok(());
+        let set = |p: &libc::sock_fprog| {
+            libc::syscall(
+                libc::SYS_seccomp,
+                libc::SECCOMP_SET_MODE_FILTER,
+                libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                p as *const libc::sock_fprog,
+            )
+        };
+        let fd = set(&prog);
+        if fd >= 0 {
+            return Ok(fd as i32);
         }
         libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-        if set(&prog) == 0 { Ok(()) } else { Err(*libc::__errno_location()) }
+        let fd = set(&prog);
+        if fd >= 0 { Ok(fd as i32) } else { Err(*libc::__errno_location()) }
     }
 }
 
@@ -159,7 +185,8 @@ mod tests {
         assert!(f.len() < 255, "jump offsets are 8-bit");
         let trap = f.len() - 1;
         assert_eq!(f[trap].k, SECCOMP_RET_TRAP);
-        assert_eq!(f[trap - 1].k, SECCOMP_RET_ALLOW);
+        assert_eq!(f[trap - 1].k, SECCOMP_RET_USER_NOTIF);
+        assert_eq!(f[trap - 2].k, SECCOMP_RET_ALLOW);
         let first =
             f.iter().position(|i| i.k == DENIED[0] as u32 && i.code == (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16).unwrap();
         for (i, &nr) in DENIED.iter().enumerate() {
@@ -167,5 +194,13 @@ mod tests {
             assert_eq!(f[at].k, nr as u32);
             assert_eq!(at + 1 + f[at].jt as usize, trap, "{nr}");
         }
+        let first = first + DENIED.len();
+        for (i, &nr) in BROKERED.iter().enumerate() {
+            let at = first + i;
+            assert_eq!(f[at].k, nr as u32);
+            assert_eq!(at + 1 + f[at].jt as usize, trap - 1, "scheduling call {nr} goes to the module");
+        }
+        // Everything else is allowed: the fall-through of the last comparison.
+        assert_eq!(first + BROKERED.len(), trap - 2);
     }
 }

@@ -50,6 +50,10 @@ pub struct SpawnSpec<'a> {
     pub namespaces: bool,
     /// SCHED_FIFO priority the program starts at (None: the normal policy).
     pub rt_priority: Option<i32>,
+    /// Signal the program gets if the module thread that started it dies without stopping it
+    /// (`PR_SET_PDEATHSIG`): SIGSTOP when a guardian process cleans up after a dead module
+    /// (it demotes the partition's threads first), SIGKILL (the default) otherwise.
+    pub death_signal: i32,
     /// Extra environment variables (the module's environment is inherited).
     pub env: Vec<(OsString, OsString)>,
     /// Descriptors the program inherits at numbers it learns from environment variable
@@ -92,6 +96,7 @@ impl<'a> SpawnSpec<'a> {
             cgroup: None,
             namespaces: true,
             rt_priority: None,
+            death_signal: libc::SIGKILL,
             env: Vec::new(),
             inherited: None,
             main_core: None,
@@ -122,6 +127,10 @@ pub struct Spawned {
     pub namespaces: bool,
     /// It was created inside its v2 cgroup (`CLONE_INTO_CGROUP`) rather than moved in.
     pub cloned_into_cgroup: bool,
+    /// The listener of the program's system call filter: its scheduling calls arrive here
+    /// for the module's [`super::sched_broker::SchedBroker`] to perform or refuse.
+    /// (Taken by the module: dropping it makes those calls fail with ENOSYS.)
+    pub listener: Option<OwnedFd>,
     /// What degraded and why.
     pub warnings: Vec<String>,
 }
@@ -374,6 +383,7 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         None => None,
     };
     ctx.program_fd = program_file.as_ref().map_or(-1, |f| f.as_raw_fd());
+    ctx.death_signal = spec.death_signal;
     ctx.inherited = inherited.iter().map(|f| f.as_raw_fd()).collect();
     let cgroup_fd = spec.cgroup.and_then(|c| c.v2_dir_fd()).map(|f| f.as_raw_fd());
     let starting = || format!("starting partition {}", spec.name);
@@ -415,8 +425,8 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         }
         Setup::TimedOut => return Err(Error::Timeout { what: format!("partition {} did not finish its setup within 10 s", spec.name) }),
     }
-    match read_record(&mut process.status).map_err(|e| Error::io("reading the status pipe", e))? {
-        Some((stage, _)) if stage == Stage::Ready as u32 => {}
+    let listener = match read_record(&mut process.status).map_err(|e| Error::io("reading the status pipe", e))? {
+        Some((stage, listener)) if stage == Stage::Ready as u32 => listener,
         Some((stage, errno)) => {
             let _ = process.wait();
             let stage = STAGES.get(stage as usize).copied().unwrap_or("setup");
@@ -426,7 +436,10 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
             let status = process.wait().map_err(|e| Error::io("reaping the child", e))?;
             return Err(Error::Child { program, stage: "setup", source: io::Error::other(format!("child {status} before exec")) });
         }
-    }
+    };
+    // The child waits at its gate with the listener open: take a copy of it.
+    let listener = sys::pidfd_getfd(process.pidfd.as_fd(), listener)
+        .map_err(|e| Error::io(format!("taking the system call filter listener (fd {listener}) of partition {}", spec.name), e))?;
     let mut start = StartState::Gated;
     if let Some(cg) = spec.cgroup.filter(|c| c.freezer_kind() != super::FreezerKind::None) {
         freeze_unless_cancelled(cg, spec.cancel)?;
@@ -444,6 +457,7 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         start,
         namespaces: ctx.namespaces,
         cloned_into_cgroup: into_cgroup,
+        listener: Some(listener),
         warnings,
     })
 }

@@ -90,6 +90,9 @@ pub(crate) struct ChildCtx {
     pub(crate) namespaces: bool,
     /// SCHED_FIFO priority the program starts at (None: the normal policy).
     pub(crate) rt_priority: Option<i32>,
+    /// Signal the program gets when the module thread that started it dies
+    /// (`PR_SET_PDEATHSIG`; see [`super::spawn::SpawnSpec::death_signal`]).
+    pub(crate) death_signal: i32,
     /// Sources of fds 0, 1, ...: /dev/null, stdout, stderr, control, doorbell, then the ports.
     fds: Vec<RawFd>,
     /// Descriptors the program keeps at their numbers (`SpawnSpec::inherited`).
@@ -137,6 +140,7 @@ impl ChildCtx {
             cpus,
             namespaces,
             rt_priority: None,
+            death_signal: libc::SIGKILL,
             fds,
             inherited: Vec::new(),
             status,
@@ -256,14 +260,13 @@ fn report(ctx: &ChildCtx, stage: Stage, errno: i32) {
     unsafe { libc::write(ctx.status, rec.as_ptr().cast(), rec.len()) };
 }
 
-/// `CAP_SYS_NICE` from linux/capability.h (not exported by the libc crate).
-const CAP_SYS_NICE: libc::c_ulong = 23;
-
 /// Takes from the partition what would let it escape its windows or reach other partitions
 /// even as root: the cgroup trees (thaw itself, freeze others) behind an empty read-only tmpfs,
 /// `/sys` and `/proc/sys` (global kernel settings, such as real-time throttling) read-only,
-/// and every capability but CAP_SYS_NICE (its real-time threads) out of the bounding set, so
-/// that the program, root or not, cannot undo any of it.
+/// and every capability out of the bounding set, so that the program, root or not, cannot undo
+/// any of it. Not even CAP_SYS_NICE: with it a partition could take a core at the schedulers'
+/// priority; its real-time threads get their priorities from the module's
+/// [`super::sched_broker`], within the partitions' ceiling.
 ///
 /// # Safety
 /// Called in the child between `clone` and `execve` (raw system calls only).
@@ -288,7 +291,7 @@ unsafe fn confine(ctx: &ChildCtx) {
             }
         }
         for cap in 0..=63 {
-            if cap != CAP_SYS_NICE && libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && sys::errno() != libc::EINVAL {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && sys::errno() != libc::EINVAL {
                 fail(ctx, Stage::Confine, sys::errno());
             }
         }
@@ -300,10 +303,12 @@ fn child_main(ctx: &ChildCtx) -> ! {
     // SAFETY (whole block): each call is a plain system call wrapper on descriptors, C
     // strings and structures prepared by the parent before clone; nothing allocates.
     unsafe {
-        // If the module dies (even by SIGKILL), the partition dies with it: no partition
-        // may run on without its scheduler. Sent from the parent's namespace, so it reaches
-        // the PID 1 of the partition's namespace too.
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        // If the module dies (even by SIGKILL), the partition stops with it: no partition may
+        // run on without its scheduler. SIGSTOP when a guardian process kills it afterwards
+        // at the normal policy (SIGKILL at a real-time priority can hold a CPU for ever in
+        // the kernel's exit path, see rt::demote_threads), SIGKILL without one. Sent from the
+        // parent's namespace, so it reaches the PID 1 of the partition's namespace too.
+        libc::prctl(libc::PR_SET_PDEATHSIG, ctx.death_signal as libc::c_ulong, 0, 0, 0);
         // Its own session and process group: `kill(0, sig)` signals the caller's process group
         // with no PID namespace check, so a partition left in the module's group would reach
         // the module and whatever started it (run_hostile.rs' `kill_group`).
@@ -372,7 +377,14 @@ fn child_main(ctx: &ChildCtx) -> ! {
         if let Some(c) = &ctx.confine {
             super::spawn_confine::become_partition(ctx, c);
         }
-        report(ctx, Stage::Ready, 0);
+        // The filter goes in before the gate (nothing the child does from here on is filtered
+        // out) so that the module can take its listener (close-on-exec: the program never
+        // holds it) with pidfd_getfd while the child waits; "ready" carries its number.
+        let listener = match super::seccomp::install(&ctx.seccomp) {
+            Ok(fd) => fd,
+            Err(errno) => fail(ctx, Stage::Seccomp, errno),
+        };
+        report(ctx, Stage::Ready, listener);
         let mut b = 0u8;
         loop {
             match libc::read(ctx.gate, (&mut b as *mut u8).cast(), 1) {
@@ -385,9 +397,6 @@ fn child_main(ctx: &ChildCtx) -> ! {
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, ptr::null_mut());
-        if let Err(errno) = super::seccomp::install(&ctx.seccomp) {
-            fail(ctx, Stage::Seccomp, errno);
-        }
         if ctx.program_fd >= 0 {
             let (fd, empty) = (ctx.program_fd, c"".as_ptr());
             libc::syscall(libc::SYS_execveat, fd, empty, ctx.argv.as_ptr(), ctx.envp.as_ptr(), libc::AT_EMPTY_PATH);

@@ -267,7 +267,7 @@ pub(crate) unsafe fn become_partition(ctx: &ChildCtx, c: &ChildConfine) {
             || (nice && libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_RAISE, CAP_SYS_NICE as libc::c_ulong, 0, 0) != 0)
             || libc::prctl(libc::PR_SET_KEEPCAPS, 0, 0, 0, 0) != 0
             || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-            || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0
+            || libc::prctl(libc::PR_SET_PDEATHSIG, ctx.death_signal as libc::c_ulong, 0, 0, 0) != 0
         {
             fail(ctx, Stage::Identity, sys::errno());
         }

@@ -47,6 +47,15 @@ pub(crate) fn pidfd_send_signal(pidfd: BorrowedFd<'_>, sig: i32) -> io::Result<(
     Ok(())
 }
 
+/// `pidfd_getfd(pidfd, fd, 0)`: a close-on-exec copy of descriptor `fd` of the process
+/// behind `pidfd` (needs ptrace access to it).
+pub(crate) fn pidfd_getfd(pidfd: BorrowedFd<'_>, fd: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: a valid pidfd, a descriptor number and no flags, as the call expects.
+    let r = cvt(unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) })?;
+    // SAFETY: the call returned a fresh descriptor that we now own.
+    Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) })
+}
+
 /// Waits (blocking unless `WNOHANG` is in `options`) on the child behind `pidfd`.
 /// Returns `None` when `WNOHANG` found nothing to report.
 pub(crate) fn waitid_pidfd(pidfd: BorrowedFd<'_>, options: i32) -> io::Result<Option<libc::siginfo_t>> {

@@ -1,0 +1,379 @@
+//! The scheduling broker: partitions get real-time priorities without holding CAP_SYS_NICE.
+//!
+//! A partition with CAP_SYS_NICE could raise a thread to SCHED_FIFO 99 and spin: the core's
+//! scheduler thread (also 99) would never run again, and neither would the partitions sharing
+//! the core. RLIMIT_RTPRIO cannot replace the capability here (raising it needs
+//! CAP_SYS_RESOURCE, and it gives no lower bound), so partitions hold no capability at all and
+//! their system call filter ([`super::seccomp`]) hands `sched_setscheduler`, `sched_setparam`
+//! and `sched_setattr` to the module (SECCOMP_RET_USER_NOTIF). One broker thread per run, at
+//! [`BROKER_PRIORITY`] (above every partition thread, so a busy partition cannot delay the
+//! answer), receives each call, checks it and makes it itself:
+//!
+//! - the target thread must belong to the calling process (0 = the caller; other ids are
+//!   numbers of the partition's PID namespace, translated through `NSpid` in /proc), else ESRCH;
+//! - SCHED_OTHER, SCHED_BATCH and SCHED_IDLE are granted (no negative nice: EPERM);
+//!   SCHED_FIFO and SCHED_RR only at 1..=[`PARTITION_RT_CEILING`] (above it: EPERM);
+//!   SCHED_DEADLINE never (EPERM: a deadline task runs before every real-time thread,
+//!   the module's schedulers included);
+//! - the arguments behind pointers (`struct sched_param`, `struct sched_attr`) are read from the
+//!   caller's memory once, and the call is made with that copy: a sibling thread rewriting them
+//!   meanwhile changes nothing. SECCOMP_IOCTL_NOTIF_ID_VALID is checked after reading, so
+//!   that the ids and memory read belong to the process still waiting for the answer.
+//!
+//! The result (or errno) of the module's call is the partition's result.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// Highest real-time priority a partition thread may have: below the module's lifecycle and
+/// broker threads ([`BROKER_PRIORITY`]), its signal guard and its per-core schedulers, so
+/// that no partition, however busy, delays the module. Partition bands (plan.rs) and the
+/// APEX timer thread (80) fit below it.
+pub const PARTITION_RT_CEILING: i32 = 90;
+
+/// Priority of the broker thread (the same as the lifecycle thread's).
+pub const BROKER_PRIORITY: i32 = 95;
+
+const SCHED_RESET_ON_FORK: i32 = 0x4000_0000;
+const SCHED_DEADLINE: i32 = 6;
+/// `sched_attr.sched_flags` bits (linux/sched.h).
+const SCHED_FLAG_RECLAIM: u64 = 0x02;
+const SCHED_FLAG_DL_OVERRUN: u64 = 0x04;
+const SCHED_FLAG_KEEP_POLICY: u64 = 0x08;
+const SCHED_FLAG_KEEP_PARAMS: u64 = 0x10;
+/// `struct sched_attr` with the utilization clamps (SCHED_ATTR_SIZE_VER1).
+const SCHED_ATTR_SIZE_VER0: u32 = 48;
+const SCHED_ATTR_SIZE_VER1: u32 = 56;
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct SchedAttr {
+    size: u32,
+    policy: u32,
+    flags: u64,
+    nice: i32,
+    priority: u32,
+    runtime: u64,
+    deadline: u64,
+    period: u64,
+    util_min: u32,
+    util_max: u32,
+}
+
+/// How many requests the broker granted and refused (for reports and tests).
+#[derive(Debug, Default)]
+pub struct BrokerCounts {
+    pub granted: AtomicU64,
+    pub refused: AtomicU64,
+}
+
+struct Shared {
+    incoming: Mutex<Vec<OwnedFd>>,
+    wake: OwnedFd,
+    stop: AtomicBool,
+    counts: BrokerCounts,
+}
+
+/// The broker of one run: a thread serving every partition's filter listener.
+pub struct SchedBroker {
+    shared: Arc<Shared>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl SchedBroker {
+    /// Starts the broker thread (at [`BROKER_PRIORITY`] when allowed; a warning otherwise).
+    pub fn start() -> io::Result<SchedBroker> {
+        // SAFETY: eventfd with valid flags; checked and owned below.
+        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor owned by nobody else.
+        let wake = unsafe { OwnedFd::from_raw_fd(fd) };
+        let shared =
+            Arc::new(Shared { incoming: Mutex::new(Vec::new()), wake, stop: AtomicBool::new(false), counts: BrokerCounts::default() });
+        let s = shared.clone();
+        let thread = std::thread::Builder::new().name("partita-sched".into()).spawn(move || {
+            if let Err(e) = super::rt::set_current_fifo(BROKER_PRIORITY) {
+                eprintln!("partita: warning: the scheduling broker runs without real-time priority: {e}");
+            }
+            serve(&s);
+        })?;
+        Ok(SchedBroker { shared, thread: Some(thread) })
+    }
+
+    /// Serves the filter listener of a newly started partition program.
+    pub fn add(&self, listener: OwnedFd) {
+        self.shared.incoming.lock().unwrap_or_else(|e| e.into_inner()).push(listener);
+        kick(self.shared.wake.as_raw_fd());
+    }
+
+    pub fn counts(&self) -> &BrokerCounts {
+        &self.shared.counts
+    }
+}
+
+impl Drop for SchedBroker {
+    /// Stops the thread; pending and later calls of partitions still running fail (ENOSYS).
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+        kick(self.shared.wake.as_raw_fd());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn kick(fd: RawFd) {
+    let one: u64 = 1;
+    // SAFETY: writing the 8-byte counter to our eventfd.
+    unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
+}
+
+fn serve(s: &Shared) {
+    let mut listeners: Vec<OwnedFd> = Vec::new();
+    loop {
+        let mut fds: Vec<libc::pollfd> = std::iter::once(s.wake.as_raw_fd())
+            .chain(listeners.iter().map(|l| l.as_raw_fd()))
+            .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
+            .collect();
+        // SAFETY: `fds` is a valid array of pollfd of the given length.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+        if n < 0 {
+            continue; // EINTR
+        }
+        if fds[0].revents != 0 {
+            let mut v = 0u64;
+            // SAFETY: reading the 8-byte counter of our eventfd into a valid buffer.
+            unsafe { libc::read(s.wake.as_raw_fd(), (&mut v as *mut u64).cast(), 8) };
+            if s.stop.load(Ordering::Acquire) {
+                return;
+            }
+            listeners.append(&mut s.incoming.lock().unwrap_or_else(|e| e.into_inner()));
+        }
+        let mut gone = Vec::new();
+        for (k, p) in fds.iter().enumerate().skip(1) {
+            if p.revents & libc::POLLIN != 0 {
+                serve_one(p.fd, &s.counts);
+            } else if p.revents != 0 {
+                // POLLHUP: every task using the filter has exited.
+                gone.push(k - 1);
+            }
+        }
+        for k in gone.into_iter().rev() {
+            listeners.swap_remove(k);
+        }
+    }
+}
+
+/// Receives one notification on `listener`, decides and answers it.
+fn serve_one(listener: RawFd, counts: &BrokerCounts) {
+    // SAFETY: an all-zero seccomp_notif is valid (and required by the RECV ioctl).
+    let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+    // SAFETY: RECV fills the seccomp_notif we pass.
+    if unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut req) } != 0 {
+        return; // ENOENT: the caller went away (killed) meanwhile
+    }
+    let (val, error) = match decide(listener, &req) {
+        Ok(v) => {
+            counts.granted.fetch_add(1, Ordering::Relaxed);
+            (v, 0)
+        }
+        Err(errno) => {
+            counts.refused.fetch_add(1, Ordering::Relaxed);
+            (0, -errno)
+        }
+    };
+    let resp = libc::seccomp_notif_resp { id: req.id, val, error, flags: 0 };
+    // SAFETY: SEND reads the seccomp_notif_resp we pass; failure (the caller is gone) is harmless.
+    unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
+}
+
+/// The caller is still waiting for notification `id` (its pid and memory are the caller's).
+fn still_valid(listener: RawFd, id: u64) -> Result<(), i32> {
+    // SAFETY: ID_VALID reads the u64 we pass.
+    if unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &id) } == 0 { Ok(()) } else { Err(libc::ESRCH) }
+}
+
+fn decide(listener: RawFd, req: &libc::seccomp_notif) -> Result<i64, i32> {
+    let caller = req.pid as i32;
+    let args = req.data.args;
+    let target_ns = args[0] as i32;
+    if target_ns < 0 {
+        return Err(libc::EINVAL);
+    }
+    let target = if target_ns == 0 { caller } else { own_thread(caller, target_ns).ok_or(libc::ESRCH)? };
+    still_valid(listener, req.id)?;
+    let nr = req.data.nr as libc::c_long;
+    let r = if nr == libc::SYS_sched_setscheduler {
+        let policy = args[1] as i32;
+        let param: libc::sched_param = read_remote(caller, args[2])?;
+        still_valid(listener, req.id)?;
+        check(policy & !SCHED_RESET_ON_FORK, param.sched_priority, 0)?;
+        // SAFETY: a thread id, a policy and a valid sched_param.
+        unsafe { libc::sched_setscheduler(target, policy, &param) as libc::c_long }
+    } else if nr == libc::SYS_sched_setparam {
+        let param: libc::sched_param = read_remote(caller, args[1])?;
+        still_valid(listener, req.id)?;
+        // SAFETY: plain query of a thread's policy.
+        let current = unsafe { libc::sched_getscheduler(target) };
+        if current < 0 {
+            return Err(errno());
+        }
+        check(current & !SCHED_RESET_ON_FORK, param.sched_priority, 0)?;
+        // SAFETY: a thread id and a valid sched_param.
+        unsafe { libc::sched_setparam(target, &param) as libc::c_long }
+    } else if nr == libc::SYS_sched_setattr {
+        let mut attr = read_attr(caller, args[1])?;
+        still_valid(listener, req.id)?;
+        if attr.flags & (SCHED_FLAG_RECLAIM | SCHED_FLAG_DL_OVERRUN) != 0 {
+            return Err(libc::EPERM);
+        }
+        let (mut policy, mut priority) = (attr.policy as i32, attr.priority as i32);
+        if attr.flags & (SCHED_FLAG_KEEP_POLICY | SCHED_FLAG_KEEP_PARAMS) != 0 {
+            // SAFETY: plain queries of a thread's policy and parameter.
+            let (current, mut p) = (unsafe { libc::sched_getscheduler(target) }, libc::sched_param { sched_priority: 0 });
+            // SAFETY: as above, into a valid sched_param.
+            if current < 0 || unsafe { libc::sched_getparam(target, &mut p) } != 0 {
+                return Err(errno());
+            }
+            if attr.flags & SCHED_FLAG_KEEP_POLICY != 0 {
+                policy = current & !SCHED_RESET_ON_FORK;
+            }
+            if attr.flags & SCHED_FLAG_KEEP_PARAMS != 0 {
+                priority = p.sched_priority;
+            }
+        }
+        check(policy, priority, attr.nice)?;
+        attr.size = attr.size.min(SCHED_ATTR_SIZE_VER1);
+        // SAFETY: a thread id, a valid sched_attr of `attr.size` bytes and the caller's flags.
+        unsafe { libc::syscall(libc::SYS_sched_setattr, target, &attr as *const SchedAttr, args[2] as u32) }
+    } else {
+        return Err(libc::ENOSYS);
+    };
+    if r < 0 { Err(errno()) } else { Ok(r as i64) }
+}
+
+/// What a partition may ask for: the normal policies (not a negative nice), real-time ones at
+/// 1..=[`PARTITION_RT_CEILING`], never SCHED_DEADLINE.
+pub fn check(policy: i32, priority: i32, nice: i32) -> Result<(), i32> {
+    match policy {
+        libc::SCHED_OTHER | libc::SCHED_BATCH | libc::SCHED_IDLE if nice < 0 => Err(libc::EPERM),
+        libc::SCHED_OTHER | libc::SCHED_BATCH | libc::SCHED_IDLE => Ok(()),
+        libc::SCHED_FIFO | libc::SCHED_RR if priority < 1 => Err(libc::EINVAL),
+        libc::SCHED_FIFO | libc::SCHED_RR if priority > PARTITION_RT_CEILING => Err(libc::EPERM),
+        libc::SCHED_FIFO | libc::SCHED_RR => Ok(()),
+        SCHED_DEADLINE => Err(libc::EPERM),
+        _ => Err(libc::EINVAL),
+    }
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// The host id of the thread of `caller`'s process whose id in its own PID namespace is
+/// `ns_tid` (the last `NSpid` field); None if the process has no such thread.
+fn own_thread(caller: i32, ns_tid: i32) -> Option<i32> {
+    let innermost = |tid: &str| -> Option<i32> {
+        let status = std::fs::read_to_string(format!("/proc/{caller}/task/{tid}/status")).ok()?;
+        status.lines().find_map(|l| l.strip_prefix("NSpid:"))?.split_whitespace().last()?.parse().ok()
+    };
+    // Without a PID namespace the ids are the same: one lookup.
+    if innermost(&ns_tid.to_string()) == Some(ns_tid) {
+        return Some(ns_tid);
+    }
+    std::fs::read_dir(format!("/proc/{caller}/task")).ok()?.flatten().find_map(|e| {
+        let name = e.file_name();
+        let tid = name.to_str()?;
+        (innermost(tid) == Some(ns_tid)).then(|| tid.parse().ok()).flatten()
+    })
+}
+
+/// Reads a `T` at `addr` of process `pid` (EFAULT if it cannot be read whole).
+fn read_remote<T: Copy>(pid: i32, addr: u64) -> Result<T, i32> {
+    let mut v = std::mem::MaybeUninit::<T>::zeroed();
+    read_bytes(pid, addr, v.as_mut_ptr().cast(), std::mem::size_of::<T>())?;
+    // SAFETY: zero-initialised, then filled; T is a plain C structure (any bytes are valid).
+    Ok(unsafe { v.assume_init() })
+}
+
+fn read_bytes(pid: i32, addr: u64, buf: *mut u8, len: usize) -> Result<(), i32> {
+    if addr == 0 {
+        return Err(libc::EINVAL);
+    }
+    let local = libc::iovec { iov_base: buf.cast(), iov_len: len };
+    let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len };
+    // SAFETY: one local iovec over `len` writable bytes at `buf`; the remote one is only read
+    // by the kernel, which checks it.
+    let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+    if n == len as isize { Ok(()) } else { Err(libc::EFAULT) }
+}
+
+/// Reads a `struct sched_attr` as the kernel does: its `size` first (0 = the first version),
+/// then that many bytes (at most the version the broker knows; a larger one must only add
+/// zeros, as the kernel requires, else E2BIG).
+fn read_attr(pid: i32, addr: u64) -> Result<SchedAttr, i32> {
+    let size: u32 = read_remote(pid, addr)?;
+    let size = if size == 0 { SCHED_ATTR_SIZE_VER0 } else { size };
+    if !(SCHED_ATTR_SIZE_VER0..=4096).contains(&size) {
+        return Err(libc::E2BIG);
+    }
+    let mut attr = SchedAttr::default();
+    let known = size.min(SCHED_ATTR_SIZE_VER1) as usize;
+    read_bytes(pid, addr, (&mut attr as *mut SchedAttr).cast(), known)?;
+    if size as usize > known {
+        let mut tail = vec![0u8; size as usize - known];
+        read_bytes(pid, addr + known as u64, tail.as_mut_ptr(), tail.len())?;
+        if tail.iter().any(|&b| b != 0) {
+            return Err(libc::E2BIG);
+        }
+    }
+    attr.size = size;
+    Ok(attr)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ceiling_and_the_policies() {
+        for p in [libc::SCHED_OTHER, libc::SCHED_BATCH, libc::SCHED_IDLE] {
+            assert_eq!(check(p, 0, 0), Ok(()));
+            assert_eq!(check(p, 0, 5), Ok(()));
+            assert_eq!(check(p, 0, -1), Err(libc::EPERM), "a negative nice needs CAP_SYS_NICE");
+        }
+        for p in [libc::SCHED_FIFO, libc::SCHED_RR] {
+            assert_eq!(check(p, 1, 0), Ok(()));
+            assert_eq!(check(p, PARTITION_RT_CEILING, 0), Ok(()));
+            assert_eq!(check(p, PARTITION_RT_CEILING + 1, 0), Err(libc::EPERM));
+            assert_eq!(check(p, 99, 0), Err(libc::EPERM));
+            assert_eq!(check(p, 0, 0), Err(libc::EINVAL));
+        }
+        assert_eq!(check(SCHED_DEADLINE, 0, 0), Err(libc::EPERM));
+        assert_eq!(check(42, 0, 0), Err(libc::EINVAL));
+    }
+
+    #[test]
+    fn own_threads_are_found_by_their_namespace_id() {
+        let me = std::process::id() as i32;
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        assert_eq!(own_thread(me, tid), Some(tid));
+        assert_eq!(own_thread(me, i32::MAX), None);
+    }
+
+    #[test]
+    fn remote_reads_check_their_length() {
+        let v: libc::sched_param = libc::sched_param { sched_priority: 42 };
+        let me = std::process::id() as i32;
+        let got: libc::sched_param = read_remote(me, &v as *const _ as u64).unwrap();
+        assert_eq!(got.sched_priority, 42);
+        assert_eq!(read_remote::<libc::sched_param>(me, 0).err(), Some(libc::EINVAL));
+        assert_eq!(read_remote::<libc::sched_param>(me, 8).err(), Some(libc::EFAULT));
+    }
+}
