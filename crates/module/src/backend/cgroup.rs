@@ -116,6 +116,11 @@ impl CgroupSystem {
         };
         Some(CgroupSystem { layout, v2_root, v1_memory, v1_freezer, v1_cpuset, v1_pids })
     }
+
+    /// Every hierarchy a run creates directories in (the one list the clean-ups walk).
+    pub fn bases(&self) -> impl Iterator<Item = &PathBuf> {
+        [&self.v2_root, &self.v1_memory, &self.v1_freezer, &self.v1_cpuset, &self.v1_pids].into_iter().flatten()
+    }
 }
 
 /// mountinfo escapes spaces and a few other bytes as `\ooo`.
@@ -194,7 +199,7 @@ impl RunCgroups {
         let n = RUNS.fetch_add(1, Ordering::Relaxed);
         let name = if n == 0 { format!("partita-{}", std::process::id()) } else { format!("partita-{}-{n}", std::process::id()) };
         let mut warnings = Vec::new();
-        for base in [&sys.v2_root, &sys.v1_memory, &sys.v1_freezer, &sys.v1_cpuset, &sys.v1_pids].into_iter().flatten() {
+        for base in sys.bases() {
             clean_stale(base, &mut warnings);
             remove_tree(&base.join(&name));
         }
@@ -702,7 +707,7 @@ fn remove_tree(dir: &Path) {
 /// module that died; returns the directories removed.
 pub fn remove_run(sys: &CgroupSystem, pid: i32) -> Vec<String> {
     let mut removed = Vec::new();
-    for base in [&sys.v2_root, &sys.v1_memory, &sys.v1_freezer, &sys.v1_cpuset].into_iter().flatten() {
+    for base in sys.bases() {
         let Ok(entries) = fs::read_dir(base) else { continue };
         for e in entries.flatten() {
             let name = e.file_name();

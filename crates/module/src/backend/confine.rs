@@ -64,6 +64,12 @@ pub struct DataDirs {
     root: PathBuf,
 }
 
+/// Removes the data directories of module `pid` (its guardian, once the module is gone).
+pub fn remove_data_of(pid: i32) -> Option<String> {
+    let dir = Path::new(DATA_ROOT).join(pid.to_string());
+    fs::remove_dir_all(&dir).ok().map(|()| dir.display().to_string())
+}
+
 impl DataDirs {
     /// Creates this run's directory (removing a leftover of a dead module with our pid).
     pub fn create() -> Result<DataDirs> {
