@@ -87,5 +87,6 @@ pub fn run(build_only: bool) -> ExitCode {
         live_status: true,
         idle_poll: false,
         keep_rt_throttling: false,
+        keep_cpu_latency: false,
     })
 }

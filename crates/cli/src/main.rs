@@ -81,6 +81,10 @@ enum Command {
         /// restores it: it would stop busy partitions and the scheduler 50 ms each second).
         #[arg(long)]
         keep_rt_throttling: bool,
+        /// Make no CPU wake-up latency request (by default `run` asks for zero wake-up latency
+        /// on its CPUs for the run, as real-time set-ups do, and releases it at the end).
+        #[arg(long)]
+        keep_cpu_latency: bool,
     },
     /// Build the flight-control example's partitions and run it for 10 s with a live status.
     Demo {
@@ -167,8 +171,19 @@ fn main() -> ExitCode {
             schedule::synthesize(&file, output.as_deref().expect("clap requires --output"), json)
         }
         Command::Schedule { file, svg, json, .. } => schedule::run(&file, svg.as_deref(), json),
-        Command::Run { file, duration, frames, trace, logs, inject, idle_poll, keep_rt_throttling } => {
-            run::run_module(run::RunArgs { file, duration, frames, trace, logs, inject, idle_poll, keep_rt_throttling, live_status: false })
+        Command::Run { file, duration, frames, trace, logs, inject, idle_poll, keep_rt_throttling, keep_cpu_latency } => {
+            run::run_module(run::RunArgs {
+                file,
+                duration,
+                frames,
+                trace,
+                logs,
+                inject,
+                idle_poll,
+                keep_rt_throttling,
+                keep_cpu_latency,
+                live_status: false,
+            })
         }
         Command::Demo { build_only } => demo::run(build_only),
         Command::Trace { trace, perfetto, summary, json } => trace::run(&trace, perfetto.as_deref(), summary, json),

@@ -59,6 +59,7 @@ pub struct RunArgs {
     pub live_status: bool,
     pub idle_poll: bool,
     pub keep_rt_throttling: bool,
+    pub keep_cpu_latency: bool,
 }
 
 pub fn run_module(args: RunArgs) -> ExitCode {
@@ -89,6 +90,7 @@ pub fn run_module(args: RunArgs) -> ExitCode {
         idle_poll: args.idle_poll,
         keep_rt_throttling: args.keep_rt_throttling,
         guardian: start_guardian(),
+        keep_cpu_latency: args.keep_cpu_latency,
     };
     match run(module, &args.file, opts) {
         Ok(report) => {

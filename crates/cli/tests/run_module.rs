@@ -370,3 +370,64 @@ fn run_lifts_real_time_throttling_while_it_runs_and_restores_it() {
     assert_eq!(kept_after, "950000");
     assert!(kept_stderr.contains("Linux real-time throttling"), "{kept_stderr}");
 }
+
+fn resume_latency(cpu: u32) -> String {
+    std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu{cpu}/power/pm_qos_resume_latency_us")).unwrap().trim().to_string()
+}
+
+/// Starts `partita run` of `config` for `secs` seconds with `args`; samples both CPUs' resume
+/// latency requests until it ends or until `stop` says so (then the run is SIGKILLed).
+fn run_watching_latency(config: &Path, secs: u32, args: &[&str], mut stop: impl FnMut(&[String]) -> bool) -> (Vec<[String; 2]>, String) {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin!("partita"))
+        .args(["run", config.to_str().unwrap(), "--duration", &format!("{secs}s")])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut seen = Vec::new();
+    while child.try_wait().unwrap().is_none() {
+        let now = [resume_latency(0), resume_latency(1)];
+        let killed = stop(&now);
+        seen.push(now);
+        if killed {
+            child.kill().unwrap();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (seen, String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+/// A CPU that idles deeply wakes slowly: `run` asks for zero wake-up latency on its CPUs (per
+/// CPU, "n/a" in sysfs) while the module runs, and gives back the value it found, also when it
+/// is killed (its guardian does); `--keep-cpu-latency` leaves it alone.
+#[test]
+fn run_requests_zero_wake_up_latency_on_its_cpus_and_gives_it_back() {
+    if !privileged() {
+        return;
+    }
+    let per_cpu = std::path::Path::new("/sys/devices/system/cpu/cpu1/power/pm_qos_resume_latency_us").exists();
+    if !partita_testkit::require("per-CPU PM QoS files (pm_qos_resume_latency_us)", per_cpu) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = module(dir.path(), &[("A", "sleep 60"), ("B", "sleep 60"), ("C", "sleep 60")]);
+    let _machine = machine::machine_lock();
+    let found = [resume_latency(0), resume_latency(1)];
+    assert!(found.iter().all(|v| v != "n/a"), "a request is already held: {found:?} (a run still going, or a killed run not cleaned up)");
+
+    let (seen, stderr) = run_watching_latency(&config, 2, &[], |_| false);
+    assert!(seen.iter().any(|s| s[0] == "n/a" && s[1] == "n/a"), "never requested on both CPUs: {seen:?}\n{stderr}");
+    assert!(stderr.contains("zero CPU wake-up latency requested for the run on CPU 0, 1"), "{stderr}");
+    assert_eq!([resume_latency(0), resume_latency(1)], found, "not given back: {stderr}");
+
+    let (kept, stderr) = run_watching_latency(&config, 1, &["--keep-cpu-latency"], |_| false);
+    assert!(kept.iter().all(|s| *s == found), "{kept:?}\n{stderr}");
+
+    // Killed while it holds the request: the guardian gives it back.
+    let (seen, stderr) = run_watching_latency(&config, 30, &[], |s| s[0] == "n/a" && s[1] == "n/a");
+    assert!(seen.last().is_some_and(|s| s[0] == "n/a"), "{seen:?}\n{stderr}");
+    wait_for("the guardian to give the request back", || [resume_latency(0), resume_latency(1)] == found);
+}

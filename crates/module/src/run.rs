@@ -2,6 +2,7 @@
 //! a clean machine (no leftover processes, cgroups or shared memory) with the run's events.
 
 use crate::backend::cpu_guard;
+use crate::backend::pm_qos::LatencyRequest;
 use crate::backend::rt::{self, SCHEDULER_PRIORITY};
 use crate::backend::rt_throttle::{RtThrottle, Throttling};
 use crate::backend::sched_broker::{BROKER_PRIORITY, PARTITION_RT_CEILING, SchedBroker};
@@ -71,6 +72,8 @@ pub struct RunOptions {
     /// A guardian process cleans up if the module is killed (`backend::guardian`): partitions
     /// then get SIGSTOP, not SIGKILL, when the module dies.
     pub guardian: bool,
+    /// Make no CPU wake-up latency request for the run (`--keep-cpu-latency`; see `pm_qos`).
+    pub keep_cpu_latency: bool,
 }
 
 /// `--inject PARTITION:ERROR_CODE@TIME`: raise `code` (an ABI error code) for the partition
@@ -189,6 +192,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     }
     // Restored when the run ends; a stuck run restores it before it exits (`end_stuck_run`).
     let throttle = std::sync::Mutex::new(rt_throttling(&opts)?);
+    let _latency = cpu_latency(&opts, &module_cpus)?;
     if caps.freezer == FreezerKind::None {
         return Err("partita run needs a cgroup freezer (v2 cgroup.freeze or the v1 freezer) to keep partitions inside their windows; none is usable here (run as root on a machine with cgroups)".into());
     }
@@ -514,6 +518,28 @@ fn end_stuck_run(state: &RunState, throttle: &std::sync::Mutex<Option<RtThrottle
     }
     drop(throttle.lock().unwrap_or_else(|e| e.into_inner()).take());
     std::process::exit(EXIT_STUCK)
+}
+
+/// Requests zero CPU wake-up latency on the run's CPUs for the run unless told not to
+/// (`backend::pm_qos`: a timer wake-up costs ~37 us here without the request, ~16 us with it).
+fn cpu_latency(opts: &RunOptions, cpus: &[u32]) -> Result<Option<LatencyRequest>, String> {
+    if opts.keep_cpu_latency {
+        return Ok(None);
+    }
+    match LatencyRequest::hold(cpus) {
+        Ok(r) => {
+            eprintln!(
+                "partita: zero CPU wake-up latency requested for the run on {} (released at the end; --keep-cpu-latency leaves it)",
+                r.describe()
+            );
+            Ok(Some(r))
+        }
+        Err(e) if crate::backend::strict() => Err(format!("cannot request zero CPU wake-up latency (PM QoS): {e}")),
+        Err(e) => {
+            eprintln!("partita: warning: cannot request zero CPU wake-up latency (PM QoS): {e}; wake-ups are slower");
+            Ok(None)
+        }
+    }
 }
 
 /// Lifts real-time throttling for the run unless told not to; says what it did or what it costs.

@@ -41,6 +41,7 @@ pub fn guard(module: i32) -> io::Result<Vec<String>> {
         done.extend(remove_run(&system, module));
     }
     done.extend(super::confine::remove_data_of(module));
+    done.extend(super::pm_qos::restore_left_by(module));
     if let Ok(Some(runtime)) = super::rt_throttle::restore_after_killed_run() {
         done.push(format!("kernel.sched_rt_runtime_us restored to {runtime}"));
     }

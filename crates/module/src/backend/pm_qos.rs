@@ -9,9 +9,9 @@
 //! - per CPU: `/sys/devices/system/cpu/cpuN/power/pm_qos_resume_latency_us`. The kernel reads
 //!   `n/a` as "no resume latency acceptable" (zero) and `0` as "no constraint" (sic). The value
 //!   found is written back at the end; because the file outlives the process, it is also kept in
-//!   `/run/partita/cpuN.pm-qos` while the run holds the CPU, so that a run killed before it could
-//!   restore it is repaired by the next run on that CPU (or by the run's guardian, see
-//!   [`restore_stale`]);
+//!   `/run/partita/cpuN.pm-qos` (with the run's pid) while the run holds the CPU, so that a run
+//!   killed before it could restore it is repaired by its guardian process ([`restore_left_by`])
+//!   or by the next run on that CPU;
 //! - otherwise `/dev/cpu_dma_latency` (all CPUs): 0 written to a descriptor held for the run;
 //!   the kernel drops the request when the descriptor closes, even if the run is killed.
 
@@ -37,10 +37,10 @@ pub struct LatencyRequest {
 impl LatencyRequest {
     /// Requests zero wake-up latency on `cpus` (per CPU where offered, else for all CPUs).
     pub fn hold(cpus: &[u32]) -> io::Result<LatencyRequest> {
-        Self::hold_at(Path::new(SYSFS_CPUS), Path::new(STATE_DIR), Path::new(CPU_DMA_LATENCY), cpus)
+        Self::hold_at(Path::new(SYSFS_CPUS), Path::new(STATE_DIR), Path::new(CPU_DMA_LATENCY), cpus, std::process::id())
     }
 
-    fn hold_at(sysfs: &Path, state_dir: &Path, global: &Path, cpus: &[u32]) -> io::Result<LatencyRequest> {
+    fn hold_at(sysfs: &Path, state_dir: &Path, global: &Path, cpus: &[u32], pid: u32) -> io::Result<LatencyRequest> {
         let mut req = LatencyRequest { per_cpu: Vec::new(), global: None };
         let files: Vec<(u32, PathBuf)> = cpus.iter().map(|&c| (c, resume_latency_file(sysfs, c))).collect();
         if files.iter().all(|(_, f)| f.exists()) {
@@ -48,11 +48,11 @@ impl LatencyRequest {
             for (cpu, file) in files {
                 let state = state_file(state_dir, cpu);
                 // A state file left by a killed run holds the value from before that run.
-                let found = match std::fs::read_to_string(&state) {
-                    Ok(saved) if !saved.trim().is_empty() => saved.trim().to_string(),
-                    _ => std::fs::read_to_string(&file)?.trim().to_string(),
+                let found = match saved_value(&state) {
+                    Some(saved) => saved,
+                    None => std::fs::read_to_string(&file)?.trim().to_string(),
                 };
-                std::fs::write(&state, &found)?;
+                std::fs::write(&state, format!("{found}\n{pid}\n"))?;
                 // Pushed before the write, so that a failure below still restores this CPU.
                 req.per_cpu.push((cpu, file.clone(), found, state));
                 std::fs::write(&file, ZERO_LATENCY)?;
@@ -98,22 +98,33 @@ fn state_file(state_dir: &Path, cpu: u32) -> PathBuf {
     state_dir.join(format!("cpu{cpu}.pm-qos"))
 }
 
-/// Restores the per-CPU requests a killed run left on `cpus` (the run's guardian calls this once
-/// the module is gone; the next run on those CPUs does it too).
-pub fn restore_stale(cpus: &[u32]) {
-    restore_stale_at(Path::new(SYSFS_CPUS), Path::new(STATE_DIR), cpus)
+/// The value a state file keeps (its first line), if any.
+fn saved_value(state: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(state).ok()?;
+    text.lines().next().map(str::trim).filter(|v| !v.is_empty()).map(str::to_string)
 }
 
-fn restore_stale_at(sysfs: &Path, state_dir: &Path, cpus: &[u32]) {
-    for &cpu in cpus {
-        let state = state_file(state_dir, cpu);
-        if let Ok(saved) = std::fs::read_to_string(&state)
-            && !saved.trim().is_empty()
-            && std::fs::write(resume_latency_file(sysfs, cpu), saved.trim()).is_ok()
-        {
-            let _ = std::fs::remove_file(&state);
+/// Restores the per-CPU requests that run `pid` (killed) left; returns what it restored. The
+/// run's guardian calls this once the module is gone.
+pub fn restore_left_by(pid: i32) -> Vec<String> {
+    restore_left_by_at(Path::new(SYSFS_CPUS), Path::new(STATE_DIR), pid)
+}
+
+fn restore_left_by_at(sysfs: &Path, state_dir: &Path, pid: i32) -> Vec<String> {
+    let mut done = Vec::new();
+    let Ok(entries) = std::fs::read_dir(state_dir) else { return done };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(cpu) = name.to_str().and_then(|n| n.strip_prefix("cpu")?.strip_suffix(".pm-qos")?.parse::<u32>().ok()) else { continue };
+        let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+        let mut lines = text.lines();
+        let (Some(value), Some(owner)) = (lines.next(), lines.next()) else { continue };
+        if owner.trim().parse::<i32>().ok() == Some(pid) && std::fs::write(resume_latency_file(sysfs, cpu), value.trim()).is_ok() {
+            let _ = std::fs::remove_file(e.path());
+            done.push(format!("CPU {cpu} wake-up latency request restored to {}", value.trim()));
         }
     }
+    done
 }
 
 #[cfg(test)]
@@ -137,9 +148,9 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let (sysfs, state) = (t.path().join("sys"), t.path().join("run"));
         fake_sysfs(&sysfs, &[0, 1, 2], "0");
-        let req = LatencyRequest::hold_at(&sysfs, &state, &t.path().join("nodev"), &[1, 2]).unwrap();
+        let req = LatencyRequest::hold_at(&sysfs, &state, &t.path().join("nodev"), &[1, 2], 7).unwrap();
         assert_eq!((value(&sysfs, 0), value(&sysfs, 1), value(&sysfs, 2)), ("0".into(), "n/a".into(), "n/a".into()));
-        assert_eq!(std::fs::read_to_string(state_file(&state, 1)).unwrap(), "0");
+        assert_eq!(std::fs::read_to_string(state_file(&state, 1)).unwrap(), "0\n7\n");
         assert!(req.describe().contains("CPU 1, 2"), "{}", req.describe());
         drop(req);
         assert_eq!((value(&sysfs, 1), value(&sysfs, 2)), ("0".into(), "0".into()));
@@ -151,16 +162,18 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let (sysfs, state) = (t.path().join("sys"), t.path().join("run"));
         fake_sysfs(&sysfs, &[3], "20");
-        let req = LatencyRequest::hold_at(&sysfs, &state, &t.path().join("nodev"), &[3]).unwrap();
+        let req = LatencyRequest::hold_at(&sysfs, &state, &t.path().join("nodev"), &[3], 10).unwrap();
         // Killed: no Drop. The next run must not take "n/a" for the value to restore.
         std::mem::forget(req);
-        let next = LatencyRequest::hold_at(&sysfs, &state, &t.path().join("nodev"), &[3]).unwrap();
+        let next = LatencyRequest::hold_at(&sysfs, &state, &t.path().join("nodev"), &[3], 11).unwrap();
         drop(next);
         assert_eq!(value(&sysfs, 3), "20");
-        // And the guardian's repair, after another killed run.
-        std::mem::forget(LatencyRequest::hold_at(&sysfs, &state, &t.path().join("nodev"), &[3]).unwrap());
+        // And the guardian's repair, after another killed run: only that run's CPUs.
+        std::mem::forget(LatencyRequest::hold_at(&sysfs, &state, &t.path().join("nodev"), &[3], 12).unwrap());
         assert_eq!(value(&sysfs, 3), "n/a");
-        restore_stale_at(&sysfs, &state, &[3]);
+        assert!(restore_left_by_at(&sysfs, &state, 13).is_empty(), "another run's request stays");
+        assert_eq!(value(&sysfs, 3), "n/a");
+        assert_eq!(restore_left_by_at(&sysfs, &state, 12).len(), 1);
         assert_eq!(value(&sysfs, 3), "20");
     }
 
@@ -169,7 +182,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let global = t.path().join("cpu_dma_latency");
         std::fs::write(&global, "").unwrap();
-        let req = LatencyRequest::hold_at(&t.path().join("sys"), &t.path().join("run"), &global, &[0]).unwrap();
+        let req = LatencyRequest::hold_at(&t.path().join("sys"), &t.path().join("run"), &global, &[0], 1).unwrap();
         assert_eq!(std::fs::read(&global).unwrap(), 0i32.to_ne_bytes());
         assert!(req.describe().contains("cpu_dma_latency"));
     }
