@@ -103,8 +103,9 @@ fn a_partition_that_exits_is_reported_and_the_others_keep_their_windows() {
         return;
     }
     // The shell runs as the partition's own unprivileged uid, with a private /tmp: the program it
-    // execs must be outside /tmp and reachable by others.
-    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // execs must be outside /tmp (wherever the checkout is: a clone under /tmp is hidden too)
+    // and reachable by others.
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     // A program that dies of a memory fault (PID 1 of its namespace ignores signals sent from
     // inside it, but not a fault).
