@@ -448,30 +448,3 @@ fn a_cpu_held_by_a_foreign_real_time_task_is_refused_naming_it() {
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("CPU 1 is held by another real-time task"), "{stderr}");
 }
-
-/// The cost of one priority change through the scheduling broker: 10,000 changes by a
-/// partition alone on CPU 1 (a 1 s window in a 1 s frame), median, p99 and max as the
-/// partition measured them. A measurement, not a check: `cargo test -p partita --test
-/// run_guard -- --ignored --nocapture`.
-#[test]
-#[ignore]
-fn broker_cost_per_priority_change() {
-    if !privileged() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let hog = build("schedhog", dir.path());
-    let config = module(dir.path(), 1000, &[("Hog", &hog, "bench 10000", &[(0, 1000)])]);
-    let _machine = machine::machine_lock();
-    let mut run = Running::start(&config, &["--duration", "5s"]);
-    let found = run.wait_line("[Hog] now 1 90", Duration::from_secs(20));
-    assert!(found, "{}", run.output());
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !run.stdout.lock().unwrap().contains("[Hog] bench ") && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert_eq!(run.wait_exit(Duration::from_secs(30)), Some(Some(0)), "{}", run.output());
-    let out = run.stdout.lock().unwrap().clone();
-    let line = out.lines().find(|l| l.starts_with("[Hog] bench ")).unwrap_or_else(|| panic!("{out}"));
-    println!("scheduling broker, one priority change: {line}");
-}

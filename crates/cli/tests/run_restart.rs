@@ -146,7 +146,7 @@ fn a_partition_restarted_every_120_ms_costs_the_others_nothing() {
         assert_eq!(p.windows as u32, FRAMES, "partition {id}: {s}");
         assert_eq!(p.restarts + p.exits + p.hm_events, 0, "{s}");
     }
-    // The acceptance figure, measured (docs/isolation.md); only a regression guard is asserted.
+    // The acceptance figure is measured and printed (docs/isolation.md), not asserted: timing belongs in partita bench.
     for c in &s.cores {
         let l = c.lateness.as_ref().unwrap();
         eprintln!(
@@ -157,7 +157,6 @@ fn a_partition_restarted_every_120_ms_costs_the_others_nothing() {
             l.max as f64 / 1e3,
             l.n
         );
-        assert!(l.p99 < 20e6, "core {}: {s}", c.core);
     }
     eprintln!("{restarts} restarts");
 
