@@ -96,7 +96,6 @@ pub use ports::*;
 pub use process::{
     create_process, get_my_id, get_my_index, get_my_processor_core_id, get_process_id, get_process_status, initialize_process_core_affinity,
 };
-pub use runtime::parse_seconds;
 pub use schedule::{get_module_schedule_id, get_module_schedule_status, set_module_schedule};
 pub use time::{get_time, periodic_wait, replenish, timed_wait};
 pub use types::*;

@@ -229,25 +229,6 @@ fn map_control_block() -> &'static ControlBlock {
     cb
 }
 
-/// Parses decimal seconds ("0.1", "2", "0.020") into nanoseconds, exactly.
-pub fn parse_seconds(s: &str) -> Option<i64> {
-    let s = s.trim();
-    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
-    if (int.is_empty() && frac.is_empty()) || frac.len() > 9 {
-        return None;
-    }
-    let all_digits = |t: &str| t.bytes().all(|b| b.is_ascii_digit());
-    if !all_digits(int) || !all_digits(frac) {
-        return None;
-    }
-    let whole: i64 = if int.is_empty() { 0 } else { int.parse().ok()? };
-    let mut f: i64 = if frac.is_empty() { 0 } else { frac.parse().ok()? };
-    for _ in frac.len()..9 {
-        f *= 10;
-    }
-    whole.checked_mul(1_000_000_000)?.checked_add(f)
-}
-
 /// The CPUs of `PARTITA_STANDALONE_CPUS` ("0,1" or "2"), or the CPU the program starts on.
 fn standalone_cpus() -> Vec<u32> {
     let here = sys::current_cpu().unwrap_or(0);
@@ -265,8 +246,8 @@ fn standalone_cpus() -> Vec<u32> {
 /// A private control block for a program started outside `partita run`.
 fn standalone_block() -> &'static ControlBlock {
     let period = match std::env::var("PARTITA_STANDALONE_PERIOD") {
-        Ok(v) => match parse_seconds(&v) {
-            Some(p) if p > 0 => p,
+        Ok(v) => match abi::seconds::parse_seconds(&v) {
+            Ok(p) if p > 0 => p,
             _ => {
                 eprintln!("partita-apex: ignoring PARTITA_STANDALONE_PERIOD={v:?} (expected decimal seconds, e.g. 0.02)");
                 100_000_000
@@ -334,21 +315,4 @@ fn standalone_block() -> &'static ControlBlock {
         cpus
     );
     Box::leak(cb)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seconds_parse_exactly() {
-        assert_eq!(parse_seconds("0.1"), Some(100_000_000));
-        assert_eq!(parse_seconds("0.020"), Some(20_000_000));
-        assert_eq!(parse_seconds("2"), Some(2_000_000_000));
-        assert_eq!(parse_seconds(".5"), Some(500_000_000));
-        assert_eq!(parse_seconds("0.000000001"), Some(1));
-        assert_eq!(parse_seconds("1e3"), None);
-        assert_eq!(parse_seconds(""), None);
-        assert_eq!(parse_seconds("0.0000000001"), None);
-    }
 }
