@@ -8,10 +8,10 @@
 //! tables. `error_detected` is async-signal-safe (the fault handlers call it): lock-free queues,
 //! futex wake-ups and write(2) only.
 
-use crate::critical::NoStop;
-use crate::process;
-use crate::runtime::{Runtime, rt};
-use crate::sys::{self, Futex, Line};
+use crate::kernel::critical::NoStop;
+use crate::kernel::process;
+use crate::kernel::runtime::{Runtime, rt};
+use crate::kernel::sys::{self, Futex, Line};
 use crate::types::*;
 use partita_abi::{self as abi, HmReport, mode, system_state};
 use std::cell::UnsafeCell;
@@ -238,7 +238,7 @@ pub fn create_error_handler(entry: EntryPoint, stack_size: StackSize) -> ApexRes
     };
     let id = process::create_process(&attr).map_err(|e| if e == ErrorReturnCode::NoAction { ErrorReturnCode::InvalidConfig } else { e })?;
     let index = id as usize - 1;
-    crate::threads::set_priority(rt, rt.procs[index].thread(), rt.lock_rt_priority());
+    crate::kernel::threads::set_priority(rt, rt.procs[index].thread(), rt.lock_rt_priority());
     HANDLER.store(index as u32 + 1, Ordering::Release);
     Ok(())
 }
@@ -267,5 +267,5 @@ pub fn configure_error_handler(concurrency: u32, core: ProcessorCoreId) -> ApexR
     if core < 0 || core as usize >= rt.core_count() {
         return Err(ErrorReturnCode::InvalidConfig);
     }
-    crate::process::initialize_process_core_affinity(process::id_of(h), core)
+    crate::kernel::process::initialize_process_core_affinity(process::id_of(h), core)
 }

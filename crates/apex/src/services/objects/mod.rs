@@ -10,13 +10,13 @@ pub mod event;
 pub mod mutex;
 pub mod semaphore;
 
-use crate::critical::Critical;
+use crate::kernel::critical::Critical;
+use crate::kernel::process;
+use crate::kernel::runtime::{Runtime, rt};
+use crate::kernel::sys;
+use crate::kernel::waitq::{self, Outcome, WaitOn, WaitQueue};
 use crate::names::Name;
-use crate::process;
-use crate::runtime::{Runtime, rt};
-use crate::sys;
 use crate::types::*;
-use crate::waitq::{self, Outcome, WaitOn, WaitQueue};
 use partita_abi::mode;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};

@@ -2,12 +2,13 @@
 //! point, running the entry point, and back to DORMANT (entry point returned, STOP_SELF, or STOP
 //! by another process). Also the target side of asynchronous STOP/SUSPEND requests.
 
-use crate::critical::{self, Critical};
-use crate::process::{self, DORMANT, ProcessSlot, SELF_SUSPENDED, SUSPENDED, id_of};
-use crate::runtime::{NO_DEADLINE, Runtime, rt};
-use crate::sys::{self, Futex};
-use crate::threads::StartRoutine;
-use crate::{signals, time};
+use crate::kernel::critical::{self, Critical};
+use crate::kernel::process::{self, DORMANT, ProcessSlot, SELF_SUSPENDED, SUSPENDED, id_of};
+use crate::kernel::runtime::{NO_DEADLINE, Runtime, rt};
+use crate::kernel::signals;
+use crate::kernel::sys::{self, Futex};
+use crate::kernel::threads::StartRoutine;
+use crate::services::time;
 use partita_abi::{event, mode};
 use std::cell::Cell;
 use std::ffi::c_void;
@@ -36,7 +37,7 @@ pub extern "C" fn partita_process_prepare(arg: *mut c_void) {
     // thread first ran (its signal pending until now) is then seen, not lost.
     process::set_current(Some(arg as usize));
     signals::prepare_thread();
-    crate::faults::prepare_thread();
+    crate::kernel::faults::prepare_thread();
     signals::unblock();
 }
 
@@ -61,7 +62,7 @@ fn run_once(rt: &Runtime, index: usize, slot: &ProcessSlot) {
     ack(slot);
     // The error handler is released by errors, not by START: one that came while it was
     // finishing releases it again.
-    if crate::hm::handler_index() == Some(index) && crate::hm::pending() {
+    if crate::kernel::hm::handler_index() == Some(index) && crate::kernel::hm::pending() {
         slot.state.store(process::STARTED, Ordering::Release);
     }
     loop {
@@ -100,7 +101,7 @@ fn finish(rt: &Runtime, index: usize, slot: &ProcessSlot) {
     let c = Critical::enter(rt);
     if slot.stop_gen.load(Ordering::Acquire) == STOP_SEEN.with(|s| s.get()) {
         mark_dormant(slot);
-        crate::objects::on_dormant(&c, rt, index);
+        crate::services::objects::on_dormant(&c, rt, index);
         rt.trace(event::PROCESS_STOP, id_of(index) as i64, 0);
     }
 }
@@ -126,7 +127,7 @@ pub fn stop_self() -> ! {
             jump()
         }
         // The initialization process has nothing to go back to: it stops for good.
-        None => crate::partition::park_forever(),
+        None => crate::services::partition::park_forever(),
     }
 }
 

@@ -1,10 +1,10 @@
 //! Partition services: GET_PARTITION_STATUS, SET_PARTITION_MODE, and requests to the module
 //! (abi `Request` protocol: write kind/arg, bump seq, ring the doorbell eventfd).
 
-use crate::control;
-use crate::critical::Critical;
-use crate::runtime::{Runtime, rt};
-use crate::sys::{self, Futex};
+use crate::kernel::critical::Critical;
+use crate::kernel::runtime::{Runtime, rt};
+use crate::kernel::sys::{self, Futex};
+use crate::services::control;
 use crate::types::*;
 use partita_abi::{self as abi, event, mode, request};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -83,7 +83,7 @@ pub fn park_forever() -> ! {
 
 fn park_priority(rt: &Runtime) {
     // SAFETY: pthread_self has no preconditions.
-    crate::threads::set_priority(rt, unsafe { libc::pthread_self() }, crate::runtime::TIMER_RT_PRIO);
+    crate::kernel::threads::set_priority(rt, unsafe { libc::pthread_self() }, crate::kernel::runtime::TIMER_RT_PRIO);
 }
 
 /// Posts a request to the module and rings its doorbell. Waits (briefly, bounded) for the

@@ -3,11 +3,11 @@
 //! SCHED_FIFO at `10 + priority` and pinned to one partition core; it waits DORMANT until START
 //! (see `body`). State changes are in `control`.
 
-use crate::critical::Critical;
+use crate::kernel::critical::Critical;
+use crate::kernel::runtime::{NO_DEADLINE, Runtime, rt};
+use crate::kernel::{body, sys, threads};
 use crate::names::Name;
-use crate::runtime::{NO_DEADLINE, Runtime, rt};
 use crate::types::*;
-use crate::{body, sys, threads};
 use partita_abi::{event, mode};
 use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
@@ -108,7 +108,7 @@ pub struct ProcessSlot {
     /// Preemption lock level held by this process.
     pub lock_level: AtomicI32,
     /// Its place in a wait queue of an object, if it waits in one (see `waitq`).
-    pub wait: crate::waitq::WaitRecord,
+    pub wait: crate::kernel::waitq::WaitRecord,
 }
 
 // SAFETY: `config` is written only under the runtime lock for the slot at index `count`, which

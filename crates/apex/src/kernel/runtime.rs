@@ -2,10 +2,10 @@
 //! one when the program runs standalone), and starts the runtime's own threads. It initializes
 //! lazily on the first APEX call; afterwards `rt()` is one atomic load.
 
-use crate::process::ProcessSlot;
-use crate::sys::{self, Futex};
+use crate::kernel::process::ProcessSlot;
+use crate::kernel::sys::{self, Futex};
+use crate::kernel::{critical, faults, monitor, signals, trace};
 use crate::types::MAX_NUMBER_OF_PROCESSES;
-use crate::{critical, faults, monitor, signals, trace};
 use partita_abi::{self as abi, ControlBlock, ScheduleSnapshot};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::{Once, OnceLock};
@@ -49,7 +49,7 @@ pub struct Runtime {
     /// Per partition core: the probe `wake` count of the last first-process dispatch recorded.
     pub last_dispatch: Vec<AtomicU32>,
     /// Gated per core by the module: how threads are kept in their core's cgroup.
-    pub placement: Option<crate::placement::Placement>,
+    pub placement: Option<crate::kernel::placement::Placement>,
 }
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -104,7 +104,7 @@ impl Runtime {
             trace_stderr: standalone && std::env::var_os("PARTITA_STANDALONE_TRACE").is_some_and(|v| v != "0"),
             requested_schedule: AtomicU32::new(0),
             requested_at_switch: AtomicI64::new(0),
-            placement: if standalone { None } else { crate::placement::Placement::from_env(n) },
+            placement: if standalone { None } else { crate::kernel::placement::Placement::from_env(n) },
         }
     }
 

@@ -4,9 +4,9 @@
 //! orders simultaneous releases by priority); missed deadlines are found by the monitor thread
 //! at the deadline instant and by PERIODIC_WAIT, whichever is first.
 
-use crate::process::{self, ProcessSlot, id_of};
-use crate::runtime::{NO_DEADLINE, Runtime, rt};
-use crate::sys::{self, Futex};
+use crate::kernel::process::{self, ProcessSlot, id_of};
+use crate::kernel::runtime::{NO_DEADLINE, Runtime, rt};
+use crate::kernel::sys::{self, Futex};
 use crate::types::*;
 use partita_abi::{event, mode};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -44,7 +44,7 @@ fn sleep_until_unmanaged(t: i64) {
 pub fn report_miss(rt: &Runtime, index: usize, slot: &ProcessSlot, deadline: i64) {
     if slot.reported_ns.swap(deadline, Ordering::AcqRel) != deadline {
         rt.trace(event::DEADLINE_MISSED, id_of(index) as i64, deadline - rt.epoch_ns);
-        crate::hm::error_detected(error_code::DEADLINE_MISSED, Some(index), b"deadline missed", 0, false);
+        crate::kernel::hm::error_detected(error_code::DEADLINE_MISSED, Some(index), b"deadline missed", 0, false);
     }
 }
 
@@ -66,7 +66,7 @@ pub fn timed_wait(delay: SystemTime) -> ApexResult<()> {
     let rt = rt();
     let me = process::current(rt);
     if let Some((i, s)) = me
-        && crate::objects::mutex::may_not_wait(i, s)
+        && crate::services::objects::mutex::may_not_wait(i, s)
     {
         return Err(ErrorReturnCode::InvalidMode);
     }
@@ -95,7 +95,7 @@ pub fn timed_wait(delay: SystemTime) -> ApexResult<()> {
 pub fn periodic_wait() -> ApexResult<()> {
     let rt = rt();
     let (i, s) = process::current(rt).ok_or(ErrorReturnCode::InvalidMode)?;
-    if crate::objects::mutex::may_not_wait(i, s) {
+    if crate::services::objects::mutex::may_not_wait(i, s) {
         return Err(ErrorReturnCode::InvalidMode);
     }
     let cfg = s.config();
