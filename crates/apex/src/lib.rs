@@ -41,6 +41,18 @@
 //! partition's error handler, the process is FAULTED (GET_PROCESS_STATUS) until the handler
 //! decides: STOP(FAILED_PROCESS_ID) makes it DORMANT (and START restarts it); otherwise it
 //! becomes DORMANT at once and the module's action applies.
+//!
+//! Layers, bottom up (`tests/layers.rs` enforces the first rule):
+//! - `kernel/`: the partition's process kernel: the runtime state and start-up (`runtime`), the
+//!   process table, the process threads and their STOP/SUSPEND (`body`, `signals`, `critical`),
+//!   faults, release points and deadlines (`dispatch`), wait queues, thread creation and
+//!   placement, the monitor threads, trace, and where a detected error goes (`hm`). It never
+//!   imports a service: where it must call one back (a process becoming DORMANT gives back the
+//!   mutex it owns), the service registers a plain function once (`body::on_dormant_release`).
+//! - `services/`: the APEX services built on the kernel: partition, process, control, time, hm,
+//!   schedule, the intra-partition objects and the ports.
+//! - `names` and `types`: the vocabulary both share. The C face (`ffi`), the a653rs face and the
+//!   `log` backend sit on top; the functions re-exported here are the Rust API.
 
 #[cfg(feature = "a653rs")]
 mod a653rs_impl;
@@ -57,16 +69,13 @@ pub mod types;
 pub use a653rs;
 #[cfg(feature = "a653rs")]
 pub use a653rs_impl::{Partita, no_failed_address};
-pub use kernel::hm::{
-    ErrorStatus, configure_error_handler, create_error_handler, get_error_status, raise_application_error, report_application_message,
-};
-pub use kernel::process::{
-    create_process, get_my_id, get_my_index, get_my_processor_core_id, get_process_id, get_process_status, initialize_process_core_affinity,
-};
 pub use kernel::waitq::Discipline as QueuingDiscipline;
 pub use names::Name;
 pub use services::control::{
     delayed_start, lock_preemption, resume, set_priority, start, stop, stop_self, suspend, suspend_self, unlock_preemption,
+};
+pub use services::hm::{
+    ErrorStatus, configure_error_handler, create_error_handler, get_error_status, raise_application_error, report_application_message,
 };
 pub use services::objects::blackboard::{
     clear_blackboard, create_blackboard, display_blackboard, get_blackboard_id, get_blackboard_status, read_blackboard,
@@ -82,6 +91,9 @@ pub use services::objects::semaphore::{
 };
 pub use services::partition::{get_partition_status, set_partition_mode};
 pub use services::ports::{self, *};
+pub use services::process::{
+    create_process, get_my_id, get_my_index, get_my_processor_core_id, get_process_id, get_process_status, initialize_process_core_affinity,
+};
 pub use services::schedule::{get_module_schedule_id, get_module_schedule_status, set_module_schedule};
 pub use services::time::{get_time, periodic_wait, replenish, timed_wait};
 pub use types::*;

@@ -6,9 +6,8 @@ mod objects;
 mod ports;
 pub mod types;
 
-use crate::kernel::{hm, process};
 use crate::names::Name;
-use crate::services::{control, partition, schedule, time};
+use crate::services::{control, hm, partition, process, schedule, time};
 use crate::types::*;
 use libc::c_char;
 use types::*;

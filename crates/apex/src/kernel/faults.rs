@@ -115,7 +115,7 @@ extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, ctx: *mut libc::c_v
         }
         _ => {
             hm::error_detected(code, me, message, address, false);
-            crate::services::partition::park_forever()
+            body::park_forever()
         }
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod body;
 pub mod critical;
+pub mod dispatch;
 pub mod faults;
 pub mod hm;
 pub mod monitor;

@@ -5,10 +5,10 @@
 //!   it at each window start (before thawing the partition) and it stores when it ran, from
 //!   which the module computes the partition switch cost. Under the module only.
 
+use crate::kernel::dispatch;
 use crate::kernel::runtime::{NO_DEADLINE, PROBE_RT_PRIO, Runtime, TIMER_RT_PRIO};
 use crate::kernel::sys::{self, Futex};
 use crate::kernel::threads;
-use crate::services::time;
 use partita_abi::mode;
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
@@ -51,7 +51,7 @@ extern "C" fn timer_main(arg: *mut c_void) -> *mut c_void {
                     continue;
                 }
                 if d <= now {
-                    time::report_miss(rt, i, s, d);
+                    dispatch::report_miss(rt, i, s, d);
                 } else {
                     earliest = earliest.min(d);
                 }

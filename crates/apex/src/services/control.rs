@@ -129,7 +129,7 @@ pub fn stop(id: ProcessId) -> ApexResult<()> {
         return Err(ErrorReturnCode::NoAction);
     }
     crate::kernel::body::mark_dormant(slot);
-    crate::services::objects::on_dormant(&c, rt, i);
+    crate::kernel::body::on_dormant(&c, rt, i);
     slot.stop_gen.fetch_add(1, Ordering::AcqRel);
     interrupt(rt, c, slot, event::PROCESS_STOP, id, true);
     Ok(())

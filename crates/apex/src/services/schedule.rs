@@ -2,9 +2,8 @@
 //! GET_MODULE_SCHEDULE_ID. The module publishes the schedule in force with a sequence lock; a
 //! change requested here takes effect at the end of the major frame (the module does it).
 
-use crate::kernel::runtime::{Runtime, rt};
+use crate::kernel::runtime::{Runtime, post_request, rt};
 use crate::names::Name;
-use crate::services::partition::post_request;
 use crate::types::*;
 use partita_abi::{ScheduleSnapshot, name_str, request};
 use std::sync::atomic::Ordering;

@@ -157,13 +157,6 @@ fn wait_for(c: Critical<'_>, rt: &Runtime, q: &WaitQueue, time_out: SystemTime, 
     }
 }
 
-/// A process became DORMANT (STOP, STOP_SELF, end of its entry point; runtime lock held): it
-/// leaves the queue it waits in and gives back the mutex it owns.
-pub fn on_dormant(c: &Critical<'_>, rt: &Runtime, index: usize) {
-    waitq::cancel(c, rt, index);
-    mutex::release_owned_by(c, rt, index);
-}
-
 /// Copies `len` bytes; the hand-off of messages between a process and an object.
 ///
 /// # Safety

@@ -52,6 +52,8 @@ pub fn create_mutex(name: Name, priority: Priority, discipline: Discipline) -> A
     if !(MIN_PRIORITY_VALUE..=MAX_PRIORITY_VALUE).contains(&priority) {
         return Err(ErrorReturnCode::InvalidParam);
     }
+    // A process that becomes DORMANT gives back the mutex it owns (the kernel calls this).
+    crate::kernel::body::on_dormant_release(release_owned_by);
     let m = Mutex {
         name,
         priority,
