@@ -17,7 +17,7 @@
 //! fopencookie, qsort holds none), is not seen; Rust process bodies stopped from outside do not
 //! run their destructors; a process that blocks the signal cannot be stopped or suspended.
 
-use crate::{body, critical, sys};
+use crate::kernel::{body, critical, sys};
 
 unsafe extern "C" {
     fn partita_stop_guard_init();

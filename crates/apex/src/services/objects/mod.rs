@@ -10,13 +10,13 @@ pub mod event;
 pub mod mutex;
 pub mod semaphore;
 
-use crate::critical::Critical;
+use crate::kernel::critical::Critical;
+use crate::kernel::process;
+use crate::kernel::runtime::{Runtime, rt};
+use crate::kernel::sys;
+use crate::kernel::waitq::{self, Outcome, WaitOn, WaitQueue};
 use crate::names::Name;
-use crate::process;
-use crate::runtime::{Runtime, rt};
-use crate::sys;
 use crate::types::*;
-use crate::waitq::{self, Outcome, WaitOn, WaitQueue};
 use partita_abi::mode;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicUsize, Ordering};
@@ -155,13 +155,6 @@ fn wait_for(c: Critical<'_>, rt: &Runtime, q: &WaitQueue, time_out: SystemTime, 
         Outcome::Woken(_) => Ok(index),
         Outcome::TimedOut | Outcome::Changed => Err(ErrorReturnCode::TimedOut),
     }
-}
-
-/// A process became DORMANT (STOP, STOP_SELF, end of its entry point; runtime lock held): it
-/// leaves the queue it waits in and gives back the mutex it owns.
-pub fn on_dormant(c: &Critical<'_>, rt: &Runtime, index: usize) {
-    waitq::cancel(c, rt, index);
-    mutex::release_owned_by(c, rt, index);
 }
 
 /// Copies `len` bytes; the hand-off of messages between a process and an object.

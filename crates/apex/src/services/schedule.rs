@@ -2,9 +2,8 @@
 //! GET_MODULE_SCHEDULE_ID. The module publishes the schedule in force with a sequence lock; a
 //! change requested here takes effect at the end of the major frame (the module does it).
 
+use crate::kernel::runtime::{Runtime, post_request, rt};
 use crate::names::Name;
-use crate::partition::post_request;
-use crate::runtime::{Runtime, rt};
 use crate::types::*;
 use partita_abi::{ScheduleSnapshot, name_str, request};
 use std::sync::atomic::Ordering;
@@ -56,7 +55,7 @@ pub fn set_module_schedule(id: ScheduleId) -> ApexResult<()> {
     if rt.standalone {
         // No module: the request is only recorded (there is one schedule anyway). The lock
         // keeps this the only writer of the sequence lock.
-        let _c = crate::critical::Critical::enter(rt);
+        let _c = crate::kernel::critical::Critical::enter(rt);
         rt.cb.schedule.publish(&ScheduleSnapshot { next_id: id, ..s });
     } else {
         post_request(rt, request::SET_MODULE_SCHEDULE, id);

@@ -2,10 +2,11 @@
 //! one when the program runs standalone), and starts the runtime's own threads. It initializes
 //! lazily on the first APEX call; afterwards `rt()` is one atomic load.
 
-use crate::process::ProcessSlot;
-use crate::sys::{self, Futex};
+use crate::kernel::critical::Critical;
+use crate::kernel::process::ProcessSlot;
+use crate::kernel::sys::{self, Futex};
+use crate::kernel::{critical, faults, monitor, signals, trace};
 use crate::types::MAX_NUMBER_OF_PROCESSES;
-use crate::{critical, faults, monitor, signals, trace};
 use partita_abi::{self as abi, ControlBlock, ScheduleSnapshot};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::{Once, OnceLock};
@@ -49,7 +50,7 @@ pub struct Runtime {
     /// Per partition core: the probe `wake` count of the last first-process dispatch recorded.
     pub last_dispatch: Vec<AtomicU32>,
     /// Gated per core by the module: how threads are kept in their core's cgroup.
-    pub placement: Option<crate::placement::Placement>,
+    pub placement: Option<crate::kernel::placement::Placement>,
 }
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -104,7 +105,7 @@ impl Runtime {
             trace_stderr: standalone && std::env::var_os("PARTITA_STANDALONE_TRACE").is_some_and(|v| v != "0"),
             requested_schedule: AtomicU32::new(0),
             requested_at_switch: AtomicI64::new(0),
-            placement: if standalone { None } else { crate::placement::Placement::from_env(n) },
+            placement: if standalone { None } else { crate::kernel::placement::Placement::from_env(n) },
         }
     }
 
@@ -186,6 +187,23 @@ impl Runtime {
     pub fn trace(&self, kind: u32, a: i64, b: i64) {
         trace::push(self, kind, a, b);
     }
+}
+
+/// Posts a request to the module and rings its doorbell. Waits (briefly, bounded) for the
+/// previous request to be acknowledged so that it is not overwritten unseen.
+pub fn post_request(rt: &Runtime, kind: u32, arg: u32) {
+    let _c = Critical::enter(rt);
+    let r = &rt.cb.request;
+    let give_up = sys::now_ns() + 50_000_000;
+    while r.done.load(Ordering::Acquire) != r.seq.load(Ordering::Relaxed) && sys::now_ns() < give_up {
+        let ts = libc::timespec { tv_sec: 0, tv_nsec: 200_000 };
+        // SAFETY: a valid timespec; the remaining time is not needed.
+        unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
+    }
+    r.kind.store(kind, Ordering::Relaxed);
+    r.arg.store(arg, Ordering::Relaxed);
+    r.seq.fetch_add(1, Ordering::Release);
+    sys::write_all(abi::DOORBELL_FD, &1u64.to_ne_bytes());
 }
 
 /// Maps fd 3 and checks it is a control block of our ABI; any mismatch is fatal (the module

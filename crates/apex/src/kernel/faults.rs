@@ -6,7 +6,7 @@
 //! STOP_SELF) once the error is routed; the initialization process stops for good. A forbidden
 //! system call only fails (ENOSYS) and the caller goes on; the HM action decides what follows.
 
-use crate::{body, critical, hm, process};
+use crate::kernel::{body, critical, hm, process};
 use partita_abi::error_code;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -96,7 +96,7 @@ extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, ctx: *mut libc::c_v
         fail_with_enosys(ctx);
         return; // the caller goes on
     }
-    let rt = crate::runtime::rt();
+    let rt = crate::kernel::runtime::rt();
     match me {
         // SAFETY of the jump (inside stop_after_fault): outside the runtime's critical sections
         // the faulting frames hold no runtime lock.
@@ -115,7 +115,7 @@ extern "C" fn on_fault(sig: i32, info: *mut libc::siginfo_t, ctx: *mut libc::c_v
         }
         _ => {
             hm::error_detected(code, me, message, address, false);
-            crate::partition::park_forever()
+            body::park_forever()
         }
     }
 }

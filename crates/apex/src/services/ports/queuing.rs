@@ -9,13 +9,13 @@
 
 use super::{PortDirection, PortTable, QueuingPortId, check_create, check_init_mode, check_length, configured, map};
 use crate::QueuingDiscipline;
-use crate::critical::Critical;
+use crate::kernel::critical::Critical;
+use crate::kernel::process;
+use crate::kernel::runtime::{Runtime, rt};
+use crate::kernel::sys::{self, Futex};
+use crate::kernel::waitq::{self, Outcome, SATISFIED, WaitOn, WaitQueue};
 use crate::names::Name;
-use crate::process;
-use crate::runtime::{Runtime, rt};
-use crate::sys::{self, Futex};
 use crate::types::*;
-use crate::waitq::{self, Outcome, SATISFIED, WaitOn, WaitQueue};
 use partita_abi::ports::{CONSUMER_PAGE_BYTES, KIND_QUEUING, Popped, PortEntry, QueuingArea, SOURCE, queuing_area_bytes};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -169,7 +169,7 @@ impl QueuingPort {
             return Err(ErrorReturnCode::NotAvailable);
         }
         let (index, slot) = process::current(rt).ok_or(ErrorReturnCode::InvalidMode)?;
-        if crate::objects::mutex::may_not_wait(index, slot) {
+        if crate::services::objects::mutex::may_not_wait(index, slot) {
             return Err(ErrorReturnCode::InvalidMode);
         }
         let deadline = match time_out {

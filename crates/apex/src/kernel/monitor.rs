@@ -5,9 +5,10 @@
 //!   it at each window start (before thawing the partition) and it stores when it ran, from
 //!   which the module computes the partition switch cost. Under the module only.
 
-use crate::runtime::{NO_DEADLINE, PROBE_RT_PRIO, Runtime, TIMER_RT_PRIO};
-use crate::sys::{self, Futex};
-use crate::{threads, time};
+use crate::kernel::dispatch;
+use crate::kernel::runtime::{NO_DEADLINE, PROBE_RT_PRIO, Runtime, TIMER_RT_PRIO};
+use crate::kernel::sys::{self, Futex};
+use crate::kernel::threads;
 use partita_abi::mode;
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
@@ -50,12 +51,12 @@ extern "C" fn timer_main(arg: *mut c_void) -> *mut c_void {
                     continue;
                 }
                 if d <= now {
-                    time::report_miss(rt, i, s, d);
+                    dispatch::report_miss(rt, i, s, d);
                 } else {
                     earliest = earliest.min(d);
                 }
             }
-            if let Some(d) = crate::waitq::expire_suspended(rt) {
+            if let Some(d) = crate::kernel::waitq::expire_suspended(rt) {
                 earliest = earliest.min(d);
             }
         }
@@ -74,7 +75,7 @@ extern "C" fn probe_main(arg: *mut c_void) -> *mut c_void {
         if w != seen {
             probe.running_ns.store(sys::now_ns(), Ordering::Release);
             seen = w;
-            crate::hm::take_injected(rt);
+            crate::kernel::hm::take_injected(rt);
         }
         if rt.cb.status.module_running.load(Ordering::Acquire) == 0 {
             // The module shut down: so does the partition.

@@ -3,11 +3,11 @@
 //! one (the value stays 0), so a later WAIT cannot overtake it.
 
 use super::{Table, check_time_out, creating, wait_for};
-use crate::critical::Critical;
+use crate::kernel::critical::Critical;
+use crate::kernel::runtime::rt;
+use crate::kernel::waitq::{Discipline, SATISFIED, WaitQueue};
 use crate::names::Name;
-use crate::runtime::rt;
 use crate::types::*;
-use crate::waitq::{Discipline, SATISFIED, WaitQueue};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// MAX_SEMAPHORE_VALUE of ARINC653.h.

@@ -4,11 +4,11 @@
 
 use super::buffer::MAX_MESSAGE_SIZE;
 use super::{Guarded, Table, check_time_out, copy, creating, reserve_storage, wait_for};
-use crate::critical::Critical;
+use crate::kernel::critical::Critical;
+use crate::kernel::runtime::rt;
+use crate::kernel::waitq::{Discipline, SATISFIED, WaitQueue};
 use crate::names::Name;
-use crate::runtime::rt;
 use crate::types::*;
-use crate::waitq::{Discipline, SATISFIED, WaitQueue};
 
 struct Board {
     data: Box<[u8]>,

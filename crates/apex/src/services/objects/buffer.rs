@@ -4,11 +4,11 @@
 //! room moves the first waiting sender's message in.
 
 use super::{Guarded, Table, check_time_out, copy, creating, reserve_storage, wait_for};
-use crate::critical::Critical;
+use crate::kernel::critical::Critical;
+use crate::kernel::runtime::rt;
+use crate::kernel::waitq::{Discipline, SATISFIED, WaitQueue};
 use crate::names::Name;
-use crate::runtime::rt;
 use crate::types::*;
-use crate::waitq::{Discipline, SATISFIED, WaitQueue};
 
 /// SYSTEM_LIMIT_MESSAGE_SIZE and SYSTEM_LIMIT_NUMBER_OF_MESSAGES of ARINC653.h.
 pub const MAX_MESSAGE_SIZE: i32 = 8192;

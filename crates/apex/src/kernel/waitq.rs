@@ -29,9 +29,9 @@
 //! expires meanwhile, the deadline monitor takes it out of the queue ([`expire_suspended`]) and
 //! it returns TIMED_OUT once resumed.
 
-use crate::critical::Critical;
-use crate::runtime::{NO_DEADLINE, Runtime};
-use crate::sys::{self, Futex, Wait};
+use crate::kernel::critical::Critical;
+use crate::kernel::runtime::{NO_DEADLINE, Runtime};
+use crate::kernel::sys::{self, Futex, Wait};
 use std::ptr;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
@@ -240,7 +240,7 @@ pub fn block(c: Critical<'_>, rt: &Runtime, index: usize, deadline: Option<i64>,
         rec.word.store(word as *const AtomicU32 as *mut AtomicU32, Ordering::Release);
         rec.word_shared.store(kind == Futex::Shared, Ordering::Release);
     }
-    if crate::body::stop_pending(slot) {
+    if crate::kernel::body::stop_pending(slot) {
         // A STOP came before we joined the queue (and was deferred): leave it, and let the end
         // of the critical section carry the STOP out.
         cancel(&c, rt, index);
@@ -285,7 +285,7 @@ pub fn block(c: Critical<'_>, rt: &Runtime, index: usize, deadline: Option<i64>,
 /// by the deadline monitor, which SUSPEND wakes.
 pub fn expire_suspended(rt: &Runtime) -> Option<i64> {
     let now = sys::now_ns();
-    let suspended_deadline = |s: &crate::process::ProcessSlot| {
+    let suspended_deadline = |s: &crate::kernel::process::ProcessSlot| {
         let d = s.wait.deadline.load(Ordering::Acquire);
         (s.wait.is_queued() && s.is_suspended() && d != NO_DEADLINE).then_some(d)
     };

@@ -2,11 +2,11 @@
 //! SET_EVENT makes every waiting process ready at once.
 
 use super::{Table, check_time_out, creating, wait_for};
-use crate::critical::Critical;
+use crate::kernel::critical::Critical;
+use crate::kernel::runtime::rt;
+use crate::kernel::waitq::{Discipline, SATISFIED, WaitQueue};
 use crate::names::Name;
-use crate::runtime::rt;
 use crate::types::*;
-use crate::waitq::{Discipline, SATISFIED, WaitQueue};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub struct Event {

@@ -1,6 +1,5 @@
-//! Health monitoring, partition side: where a detected error goes, the error handler process
-//! and the HM services (REPORT_APPLICATION_MESSAGE, RAISE_APPLICATION_ERROR,
-//! CREATE_ERROR_HANDLER, GET_ERROR_STATUS, CONFIGURE_ERROR_HANDLER).
+//! Health monitoring, kernel side: where a detected error goes, the queue of errors waiting for
+//! the error handler process, and which process that is. The HM services are in `services::hm`.
 //!
 //! An error the module's System_HM_Table makes PROCESS level in NORMAL mode (the mask in the
 //! control block) goes to the partition's error handler when it has one, unless the error
@@ -8,10 +7,10 @@
 //! tables. `error_detected` is async-signal-safe (the fault handlers call it): lock-free queues,
 //! futex wake-ups and write(2) only.
 
-use crate::critical::NoStop;
-use crate::process;
-use crate::runtime::{Runtime, rt};
-use crate::sys::{self, Futex, Line};
+use crate::kernel::critical::NoStop;
+use crate::kernel::process;
+use crate::kernel::runtime::{Runtime, rt};
+use crate::kernel::sys::{self, Futex, Line};
 use crate::types::*;
 use partita_abi::{self as abi, HmReport, mode, system_state};
 use std::cell::UnsafeCell;
@@ -75,6 +74,11 @@ pub fn handler_index() -> Option<usize> {
     (HANDLER.load(Ordering::Acquire) as usize).checked_sub(1)
 }
 
+/// Records process slot `index` as the error handler (CREATE_ERROR_HANDLER).
+pub fn set_handler(index: usize) {
+    HANDLER.store(index as u32 + 1, Ordering::Release);
+}
+
 /// Whether errors wait for the error handler.
 pub fn pending() -> bool {
     QUEUE.iter().any(|s| s.state.load(Ordering::Acquire) == 2)
@@ -93,7 +97,8 @@ fn enqueue(e: &ErrorStatus) -> bool {
     false
 }
 
-fn dequeue() -> Option<ErrorStatus> {
+/// The oldest error waiting for the error handler (only the handler dequeues).
+pub fn dequeue() -> Option<ErrorStatus> {
     let oldest = QUEUE.iter().filter(|s| s.state.load(Ordering::Acquire) == 2).min_by_key(|s| s.order.load(Ordering::Relaxed))?;
     // SAFETY: state 2 means the writer finished; only the error handler dequeues.
     let e = unsafe { *oldest.status.get() };
@@ -189,83 +194,4 @@ pub(crate) fn write_line(bytes: &[u8]) {
         libc::fflush(stream);
         funlockfile(stream);
     }
-}
-
-/// REPORT_APPLICATION_MESSAGE: one line on stdout (the module shows it live).
-pub fn report_application_message(message: &[u8]) -> ApexResult<()> {
-    if message.len() > MAX_ERROR_MESSAGE_SIZE {
-        return Err(ErrorReturnCode::InvalidParam);
-    }
-    let _ = rt();
-    write_line(message);
-    Ok(())
-}
-
-/// RAISE_APPLICATION_ERROR: only APPLICATION_ERROR may be raised.
-pub fn raise_application_error(error_code: u32, message: &[u8]) -> ApexResult<()> {
-    if error_code != error_code::APPLICATION_ERROR || message.len() > MAX_ERROR_MESSAGE_SIZE {
-        return Err(ErrorReturnCode::InvalidParam);
-    }
-    let _ = rt();
-    error_detected(error_code, process::current_index(), message, 0, false);
-    Ok(())
-}
-
-/// The error handler's name in the process table.
-const HANDLER_NAME: &[u8] = b"ERROR_HANDLER";
-
-/// CREATE_ERROR_HANDLER: a process above every other, released by the runtime when an error
-/// arrives for it (its entry point runs until it returns or calls STOP_SELF).
-pub fn create_error_handler(entry: EntryPoint, stack_size: StackSize) -> ApexResult<()> {
-    let rt = rt();
-    if rt.mode() == mode::NORMAL {
-        return Err(ErrorReturnCode::InvalidMode);
-    }
-    if handler_index().is_some() {
-        return Err(ErrorReturnCode::NoAction);
-    }
-    if stack_size > MAX_STACK_SIZE {
-        return Err(ErrorReturnCode::InvalidParam);
-    }
-    let attr = ProcessAttribute {
-        period: INFINITE_TIME_VALUE,
-        time_capacity: INFINITE_TIME_VALUE,
-        entry_point: entry,
-        stack_size,
-        base_priority: MAX_PRIORITY_VALUE,
-        deadline: Deadline::Soft,
-        name: crate::names::Name::from_bytes(HANDLER_NAME),
-    };
-    let id = process::create_process(&attr).map_err(|e| if e == ErrorReturnCode::NoAction { ErrorReturnCode::InvalidConfig } else { e })?;
-    let index = id as usize - 1;
-    crate::threads::set_priority(rt, rt.procs[index].thread(), rt.lock_rt_priority());
-    HANDLER.store(index as u32 + 1, Ordering::Release);
-    Ok(())
-}
-
-/// GET_ERROR_STATUS: the oldest error waiting for the handler (the handler only).
-pub fn get_error_status() -> ApexResult<ErrorStatus> {
-    let _ = rt();
-    if handler_index().is_none() || process::current_index() != handler_index() {
-        return Err(ErrorReturnCode::InvalidConfig);
-    }
-    dequeue().ok_or(ErrorReturnCode::NoAction)
-}
-
-/// CONFIGURE_ERROR_HANDLER (Part 1, multi-core): the handler runs on `core`. The concurrency
-/// control is accepted as given: the handler always preempts the partition's processes on its
-/// core, which is PROCESSES_PAUSE there; processes on other cores keep running.
-pub fn configure_error_handler(concurrency: u32, core: ProcessorCoreId) -> ApexResult<()> {
-    let rt = rt();
-    let Some(h) = handler_index() else { return Err(ErrorReturnCode::InvalidConfig) };
-    if rt.mode() == mode::NORMAL {
-        return Err(ErrorReturnCode::InvalidMode);
-    }
-    if concurrency > 1 {
-        return Err(ErrorReturnCode::InvalidParam);
-    }
-    if core < 0 || core as usize >= rt.core_count() {
-        return Err(ErrorReturnCode::InvalidConfig);
-    }
-    crate::process::initialize_process_core_affinity(process::id_of(h), core)
 }

@@ -9,13 +9,13 @@
 //! waiting process at release, and a process that becomes DORMANT gives back the one it owns.
 
 use super::{Table, check_time_out, creating, wait_for};
-use crate::critical::Critical;
+use crate::kernel::critical::Critical;
+use crate::kernel::process::{self, lookup as lookup_process};
+use crate::kernel::runtime::{Runtime, rt};
+use crate::kernel::threads;
+use crate::kernel::waitq::{Discipline, SATISFIED, WaitQueue};
 use crate::names::Name;
-use crate::process::{self, lookup as lookup_process};
-use crate::runtime::{Runtime, rt};
-use crate::threads;
 use crate::types::*;
-use crate::waitq::{Discipline, SATISFIED, WaitQueue};
 use std::sync::atomic::{AtomicI32, Ordering};
 
 /// MUTEX_ID of GET_PROCESS_MUTEX_STATE for a process that owns none / holds the preemption lock.
@@ -40,8 +40,10 @@ static OWNED: [AtomicI32; MAX_NUMBER_OF_PROCESSES] = [const { AtomicI32::new(0) 
 /// Whether process `index` may not block (P1-5: INVALID_MODE for TIMED_WAIT, PERIODIC_WAIT,
 /// SUSPEND_SELF, and every wait with a TIME_OUT other than 0): it owns a mutex, holds the
 /// preemption lock (which counts as one), or is the error handler. One home for the rule.
-pub fn may_not_wait(index: usize, slot: &crate::process::ProcessSlot) -> bool {
-    OWNED[index].load(Ordering::Acquire) != 0 || slot.lock_level.load(Ordering::Acquire) > 0 || crate::hm::handler_index() == Some(index)
+pub fn may_not_wait(index: usize, slot: &crate::kernel::process::ProcessSlot) -> bool {
+    OWNED[index].load(Ordering::Acquire) != 0
+        || slot.lock_level.load(Ordering::Acquire) > 0
+        || crate::kernel::hm::handler_index() == Some(index)
 }
 
 /// CREATE_MUTEX.
@@ -50,6 +52,8 @@ pub fn create_mutex(name: Name, priority: Priority, discipline: Discipline) -> A
     if !(MIN_PRIORITY_VALUE..=MAX_PRIORITY_VALUE).contains(&priority) {
         return Err(ErrorReturnCode::InvalidParam);
     }
+    // A process that becomes DORMANT gives back the mutex it owns (the kernel calls this).
+    crate::kernel::body::on_dormant_release(release_owned_by);
     let m = Mutex {
         name,
         priority,

@@ -4,7 +4,7 @@
 //! carries it out. The runtime lock is a priority-inheritance mutex, so a low-priority process
 //! holding it cannot be starved by middle priorities while a high-priority one waits.
 
-use crate::runtime::Runtime;
+use crate::kernel::runtime::Runtime;
 use std::cell::{Cell, UnsafeCell};
 
 thread_local! {
@@ -39,7 +39,7 @@ impl Drop for NoStop {
             v
         });
         if left == 0 {
-            crate::signals::run_deferred();
+            crate::kernel::signals::run_deferred();
         }
     }
 }

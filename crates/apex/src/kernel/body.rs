@@ -1,17 +1,19 @@
 //! The life of a process thread: DORMANT until START, waiting for NORMAL mode and the release
 //! point, running the entry point, and back to DORMANT (entry point returned, STOP_SELF, or STOP
-//! by another process). Also the target side of asynchronous STOP/SUSPEND requests.
+//! by another process). Also the target side of asynchronous STOP/SUSPEND requests, and the
+//! end of a thread that stops for good (`park_forever`).
 
-use crate::critical::{self, Critical};
-use crate::process::{self, DORMANT, ProcessSlot, SELF_SUSPENDED, SUSPENDED, id_of};
-use crate::runtime::{NO_DEADLINE, Runtime, rt};
-use crate::sys::{self, Futex};
-use crate::threads::StartRoutine;
-use crate::{signals, time};
+use crate::kernel::critical::{self, Critical};
+use crate::kernel::process::{self, DORMANT, ProcessSlot, SELF_SUSPENDED, SUSPENDED, id_of};
+use crate::kernel::runtime::{NO_DEADLINE, Runtime, TIMER_RT_PRIO, rt};
+use crate::kernel::sys::{self, Futex};
+use crate::kernel::threads::{self, StartRoutine};
+use crate::kernel::{dispatch, hm, signals, waitq};
 use partita_abi::{event, mode};
 use std::cell::Cell;
 use std::ffi::c_void;
-use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 unsafe extern "C" {
     safe fn partita_process_trampoline(arg: *mut c_void) -> *mut c_void;
@@ -36,7 +38,7 @@ pub extern "C" fn partita_process_prepare(arg: *mut c_void) {
     // thread first ran (its signal pending until now) is then seen, not lost.
     process::set_current(Some(arg as usize));
     signals::prepare_thread();
-    crate::faults::prepare_thread();
+    crate::kernel::faults::prepare_thread();
     signals::unblock();
 }
 
@@ -61,7 +63,7 @@ fn run_once(rt: &Runtime, index: usize, slot: &ProcessSlot) {
     ack(slot);
     // The error handler is released by errors, not by START: one that came while it was
     // finishing releases it again.
-    if crate::hm::handler_index() == Some(index) && crate::hm::pending() {
+    if hm::handler_index() == Some(index) && hm::pending() {
         slot.state.store(process::STARTED, Ordering::Release);
     }
     loop {
@@ -79,14 +81,14 @@ fn run_once(rt: &Runtime, index: usize, slot: &ProcessSlot) {
         }
         sys::futex_wait(&rt.mode_gen, g, None, Futex::Private);
     }
-    time::sleep_until(slot, slot.release_ns.load(Ordering::Acquire));
+    dispatch::sleep_until(slot, slot.release_ns.load(Ordering::Acquire));
     slot.waiting.store(0, Ordering::Release);
     let cfg = slot.config();
     let id = id_of(index);
     if cfg.periodic() {
-        rt.trace(event::PROCESS_RELEASE, id as i64, time::since_epoch(rt, slot.deadline_ns.load(Ordering::Acquire)));
+        rt.trace(event::PROCESS_RELEASE, id as i64, dispatch::since_epoch(rt, slot.deadline_ns.load(Ordering::Acquire)));
     }
-    time::note_dispatch(rt, slot, id);
+    dispatch::note_dispatch(rt, slot, id);
     // A SUSPEND (or STOP) whose signal was deferred on the way here takes effect before the
     // entry point runs.
     act_on_requests();
@@ -100,8 +102,30 @@ fn finish(rt: &Runtime, index: usize, slot: &ProcessSlot) {
     let c = Critical::enter(rt);
     if slot.stop_gen.load(Ordering::Acquire) == STOP_SEEN.with(|s| s.get()) {
         mark_dormant(slot);
-        crate::objects::on_dormant(&c, rt, index);
+        on_dormant(&c, rt, index);
         rt.trace(event::PROCESS_STOP, id_of(index) as i64, 0);
+    }
+}
+
+/// What a process gives back when it becomes DORMANT besides its place in a wait queue: the
+/// mutex it owns. Mutexes are a service (`services::objects::mutex`) and the kernel imports no
+/// service, so the mutex service registers its release here, once, when it creates the first
+/// mutex (no process can own one before). A plain function, read with one atomic load.
+type ReleaseOwned = fn(&Critical<'_>, &Runtime, usize);
+static RELEASE_OWNED: OnceLock<ReleaseOwned> = OnceLock::new();
+
+/// Registers what a process becoming DORMANT gives back (see `RELEASE_OWNED`); later calls keep
+/// the first registration.
+pub fn on_dormant_release(f: ReleaseOwned) {
+    let _ = RELEASE_OWNED.set(f);
+}
+
+/// A process became DORMANT (STOP, STOP_SELF, end of its entry point; runtime lock held): it
+/// leaves the queue it waits in and gives back the mutex it owns.
+pub fn on_dormant(c: &Critical<'_>, rt: &Runtime, index: usize) {
+    waitq::cancel(c, rt, index);
+    if let Some(release) = RELEASE_OWNED.get() {
+        release(c, rt, index);
     }
 }
 
@@ -126,8 +150,28 @@ pub fn stop_self() -> ! {
             jump()
         }
         // The initialization process has nothing to go back to: it stops for good.
-        None => crate::partition::park_forever(),
+        None => park_forever(),
     }
+}
+
+/// Blocks the calling thread for good (it must not return, nor end the program).
+///
+/// It parks above every process priority: each stop of the partition wakes sleeping threads
+/// so that they trap into the cgroup freezer, and a woken thread that a busy thread of the
+/// next partition on its CPU keeps from running would keep the stop from being confirmed.
+/// Trapping and restarting the wait run no code of the program.
+pub fn park_forever() -> ! {
+    static PARK: AtomicU32 = AtomicU32::new(0);
+    park_priority(rt());
+    loop {
+        sys::futex_wait(&PARK, 0, None, Futex::Private);
+    }
+}
+
+/// Raises the calling thread above every process priority (see `park_forever`).
+pub fn park_priority(rt: &Runtime) {
+    // SAFETY: pthread_self has no preconditions.
+    threads::set_priority(rt, unsafe { libc::pthread_self() }, TIMER_RT_PRIO);
 }
 
 /// A process that faulted (signal handler): DORMANT, back to the top of its thread.

@@ -2,9 +2,9 @@
 //! When real-time scheduling is not permitted (EPERM), the runtime degrades to SCHED_OTHER with
 //! one warning on stderr and keeps going.
 
-use crate::placement::Placement;
-use crate::runtime::Runtime;
-use crate::sys::{self, Futex};
+use crate::kernel::placement::Placement;
+use crate::kernel::runtime::Runtime;
+use crate::kernel::sys::{self, Futex};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 

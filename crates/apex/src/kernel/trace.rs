@@ -2,9 +2,9 @@
 //! without system calls. Standalone with `PARTITA_STANDALONE_TRACE=1`, each event is also
 //! printed on stderr as `partita-trace: t=.. core=.. ev=.. a=.. b=..`.
 
-use crate::critical::NoStop;
-use crate::runtime::Runtime;
-use crate::sys::{self, Line};
+use crate::kernel::critical::NoStop;
+use crate::kernel::runtime::Runtime;
+use crate::kernel::sys::{self, Line};
 use partita_abi::{TraceEvent, event};
 
 pub fn event_name(kind: u32) -> &'static str {

@@ -1,13 +1,13 @@
-//! Partition services: GET_PARTITION_STATUS, SET_PARTITION_MODE, and requests to the module
-//! (abi `Request` protocol: write kind/arg, bump seq, ring the doorbell eventfd).
+//! Partition services: GET_PARTITION_STATUS, SET_PARTITION_MODE.
 
-use crate::control;
-use crate::critical::Critical;
-use crate::runtime::{Runtime, rt};
-use crate::sys::{self, Futex};
+use crate::kernel::body::{park_forever, park_priority};
+use crate::kernel::critical::Critical;
+use crate::kernel::runtime::{Runtime, post_request, rt};
+use crate::kernel::sys::{self, Futex};
+use crate::services::control;
 use crate::types::*;
-use partita_abi::{self as abi, event, mode, request};
-use std::sync::atomic::{AtomicU32, Ordering};
+use partita_abi::{event, mode, request};
+use std::sync::atomic::Ordering;
 
 /// GET_PARTITION_STATUS: no system call.
 pub fn get_partition_status() -> PartitionStatus {
@@ -65,40 +65,4 @@ fn enter_normal(rt: &Runtime) {
     rt.mode_gen.fetch_add(1, Ordering::Release);
     sys::futex_wake(&rt.mode_gen, i32::MAX, Futex::Private);
     rt.kick_timer();
-}
-
-/// Blocks the calling thread for good (it must not return, nor end the program).
-///
-/// It parks above every process priority: each stop of the partition wakes sleeping threads
-/// so that they trap into the cgroup freezer, and a woken thread that a busy thread of the
-/// next partition on its CPU keeps from running would keep the stop from being confirmed.
-/// Trapping and restarting the wait run no code of the program.
-pub fn park_forever() -> ! {
-    static PARK: AtomicU32 = AtomicU32::new(0);
-    park_priority(rt());
-    loop {
-        sys::futex_wait(&PARK, 0, None, Futex::Private);
-    }
-}
-
-fn park_priority(rt: &Runtime) {
-    // SAFETY: pthread_self has no preconditions.
-    crate::threads::set_priority(rt, unsafe { libc::pthread_self() }, crate::runtime::TIMER_RT_PRIO);
-}
-
-/// Posts a request to the module and rings its doorbell. Waits (briefly, bounded) for the
-/// previous request to be acknowledged so that it is not overwritten unseen.
-pub fn post_request(rt: &Runtime, kind: u32, arg: u32) {
-    let _c = Critical::enter(rt);
-    let r = &rt.cb.request;
-    let give_up = sys::now_ns() + 50_000_000;
-    while r.done.load(Ordering::Acquire) != r.seq.load(Ordering::Relaxed) && sys::now_ns() < give_up {
-        let ts = libc::timespec { tv_sec: 0, tv_nsec: 200_000 };
-        // SAFETY: a valid timespec; the remaining time is not needed.
-        unsafe { libc::nanosleep(&ts, std::ptr::null_mut()) };
-    }
-    r.kind.store(kind, Ordering::Relaxed);
-    r.arg.store(arg, Ordering::Relaxed);
-    r.seq.fetch_add(1, Ordering::Release);
-    sys::write_all(abi::DOORBELL_FD, &1u64.to_ne_bytes());
 }

@@ -5,9 +5,9 @@
 use super::{
     Age, PortDirection, PortTable, SamplingPortId, Updated, Validity, check_create, check_init_mode, check_length, configured, map,
 };
-use crate::critical::{NoStop, PiMutex};
+use crate::kernel::critical::{NoStop, PiMutex};
+use crate::kernel::sys;
 use crate::names::Name;
-use crate::sys;
 use crate::types::*;
 use partita_abi::ports::{KIND_SAMPLING, PortEntry, SampledMessage, SamplingArea, sampling_area_bytes};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -171,7 +171,7 @@ pub fn read_sampling_message_conditional(
         Ok(p) => p,
         Err(e) => return (Err(e), 0),
     };
-    let epoch = crate::runtime::rt().epoch_ns;
+    let epoch = crate::kernel::runtime::rt().epoch_ns;
     match p.area.peek() {
         None => (Err(ErrorReturnCode::NotAvailable), 0),
         Some(m) if m.written_ns - epoch < ref_time_stamp => (Err(ErrorReturnCode::NotAvailable), m.written_ns - epoch),
@@ -214,7 +214,7 @@ pub fn get_sampling_port_current_status(id: SamplingPortId) -> ApexResult<Sampli
         updated: Updated::EmptyPort,
     };
     if let Some(m) = p.area.peek() {
-        s.time_stamp = m.written_ns - crate::runtime::rt().epoch_ns;
+        s.time_stamp = m.written_ns - crate::kernel::runtime::rt().epoch_ns;
         s.message_age = if validity(p, &m) == Validity::Valid { Age::Fresh } else { Age::Stale };
         s.updated = if m.generation <= p.last_read.load(Ordering::Acquire) { Updated::ConsumedMessage } else { Updated::NewMessage };
     }

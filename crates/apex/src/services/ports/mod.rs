@@ -16,9 +16,9 @@ pub use sampling::{
     read_sampling_message_conditional, read_updated_sampling_message, write_sampling_message,
 };
 
+use crate::kernel::runtime::rt;
+use crate::kernel::sys;
 use crate::names::Name;
-use crate::runtime::rt;
-use crate::sys;
 use crate::types::*;
 use partita_abi::ports::{KIND_QUEUING, KIND_SAMPLING, MAX_PORTS, PORTS_FD, PORTS_MAGIC, PortDirectory, PortEntry};
 use std::sync::OnceLock;

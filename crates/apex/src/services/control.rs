@@ -1,12 +1,12 @@
 //! Process state changes: START, DELAYED_START, STOP, STOP_SELF, SUSPEND, SUSPEND_SELF, RESUME,
 //! SET_PRIORITY, LOCK_PREEMPTION, UNLOCK_PREEMPTION. All run under the runtime lock.
 
-use crate::critical::Critical;
-use crate::process::{self, CTL_STEP, DORMANT, ProcessSlot, SELF_SUSPENDED, STARTED, SUSPENDED, id_of, lookup};
-use crate::runtime::{NO_DEADLINE, Runtime, rt};
-use crate::signals;
-use crate::sys::{self, Futex, Wait};
-use crate::threads;
+use crate::kernel::critical::Critical;
+use crate::kernel::process::{self, CTL_STEP, DORMANT, ProcessSlot, SELF_SUSPENDED, STARTED, SUSPENDED, id_of, lookup};
+use crate::kernel::runtime::{NO_DEADLINE, Runtime, rt};
+use crate::kernel::signals;
+use crate::kernel::sys::{self, Futex, Wait};
+use crate::kernel::threads;
 use crate::types::*;
 use partita_abi::{event, mode};
 use std::sync::atomic::Ordering;
@@ -128,8 +128,8 @@ pub fn stop(id: ProcessId) -> ApexResult<()> {
     if slot.is_dormant() {
         return Err(ErrorReturnCode::NoAction);
     }
-    crate::body::mark_dormant(slot);
-    crate::objects::on_dormant(&c, rt, i);
+    crate::kernel::body::mark_dormant(slot);
+    crate::kernel::body::on_dormant(&c, rt, i);
     slot.stop_gen.fetch_add(1, Ordering::AcqRel);
     interrupt(rt, c, slot, event::PROCESS_STOP, id, true);
     Ok(())
@@ -155,7 +155,7 @@ fn interrupt(rt: &Runtime, c: Critical<'_>, slot: &ProcessSlot, kind: u32, id: P
 
 /// STOP_SELF: never returns.
 pub fn stop_self() -> ! {
-    crate::body::stop_self()
+    crate::kernel::body::stop_self()
 }
 
 /// SUSPEND of another (aperiodic) process.
@@ -199,7 +199,7 @@ pub fn resume(id: ProcessId) -> ApexResult<()> {
 pub fn suspend_self(time_out: SystemTime) -> ApexResult<()> {
     let rt = rt();
     let (i, slot) = process::current(rt).ok_or(ErrorReturnCode::InvalidMode)?;
-    if crate::objects::mutex::may_not_wait(i, slot) {
+    if crate::services::objects::mutex::may_not_wait(i, slot) {
         return Err(ErrorReturnCode::InvalidMode);
     }
     if time_out < INFINITE_TIME_VALUE {
@@ -245,7 +245,7 @@ pub fn set_priority(id: ProcessId, priority: Priority) -> ApexResult<()> {
     if slot.is_dormant() {
         return Err(ErrorReturnCode::InvalidMode);
     }
-    if crate::objects::mutex::retain_priority(&c, i, priority) {
+    if crate::services::objects::mutex::retain_priority(&c, i, priority) {
         return Ok(()); // a mutex owner keeps the mutex priority until the release
     }
     slot.current_priority.store(priority, Ordering::Release);

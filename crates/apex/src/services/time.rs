@@ -1,12 +1,10 @@
-//! Time services: GET_TIME, TIMED_WAIT, PERIODIC_WAIT, REPLENISH; release points, deadlines
-//! and the first-process-dispatch probe. A process sleeps on its own futex word with an absolute
-//! CLOCK_MONOTONIC timeout, so the kernel wakes it exactly at its release point (and SCHED_FIFO
-//! orders simultaneous releases by priority); missed deadlines are found by the monitor thread
-//! at the deadline instant and by PERIODIC_WAIT, whichever is first.
+//! Time services: GET_TIME, TIMED_WAIT, PERIODIC_WAIT, REPLENISH. Release points, deadlines
+//! and the first-process-dispatch probe are the kernel's (`kernel::dispatch`).
 
-use crate::process::{self, ProcessSlot, id_of};
-use crate::runtime::{NO_DEADLINE, Runtime, rt};
-use crate::sys::{self, Futex};
+use crate::kernel::dispatch::{note_dispatch, report_miss, since_epoch, sleep_until};
+use crate::kernel::process::{self, id_of};
+use crate::kernel::runtime::{NO_DEADLINE, rt};
+use crate::kernel::sys::{self, Futex};
 use crate::types::*;
 use partita_abi::{event, mode};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -16,48 +14,11 @@ pub fn get_time() -> SystemTime {
     sys::now_ns() - rt().epoch_ns
 }
 
-/// An absolute instant as SYSTEM_TIME (since the epoch); NO_DEADLINE is infinite.
-pub fn since_epoch(rt: &Runtime, abs: i64) -> SystemTime {
-    if abs == NO_DEADLINE { INFINITE_TIME_VALUE } else { abs - rt.epoch_ns }
-}
-
-/// Blocks the calling process until absolute instant `t`. Interruptible by STOP (the signal
-/// handler jumps away) and SUSPEND (the handler parks, then the wait goes on).
-pub fn sleep_until(slot: &ProcessSlot, t: i64) {
-    loop {
-        let w = slot.wake.load(Ordering::Acquire);
-        if sys::now_ns() >= t {
-            return;
-        }
-        sys::futex_wait(&slot.wake, w, Some(t), Futex::Private);
-    }
-}
-
 fn sleep_until_unmanaged(t: i64) {
     let word = AtomicU32::new(0);
     while sys::now_ns() < t {
         sys::futex_wait(&word, 0, Some(t), Futex::Private);
     }
-}
-
-/// Reports a missed deadline once (the monitor thread and the process may both notice it).
-pub fn report_miss(rt: &Runtime, index: usize, slot: &ProcessSlot, deadline: i64) {
-    if slot.reported_ns.swap(deadline, Ordering::AcqRel) != deadline {
-        rt.trace(event::DEADLINE_MISSED, id_of(index) as i64, deadline - rt.epoch_ns);
-        crate::hm::error_detected(error_code::DEADLINE_MISSED, Some(index), b"deadline missed", 0, false);
-    }
-}
-
-/// Records the first process dispatch after a window start (once per window and core).
-pub fn note_dispatch(rt: &Runtime, _slot: &ProcessSlot, id: ProcessId) {
-    let Some(core) = rt.current_core_index() else { return };
-    let probe = &rt.cb.probes[core];
-    let w = probe.wake.load(Ordering::Acquire);
-    if w == 0 || rt.last_dispatch[core].swap(w, Ordering::AcqRel) == w {
-        return;
-    }
-    probe.dispatched_ns.store(sys::now_ns(), Ordering::Release);
-    rt.trace(event::PROCESS_DISPATCH, id as i64, probe.planned_ns.load(Ordering::Acquire) - rt.epoch_ns);
 }
 
 /// TIMED_WAIT. A delay of 0 yields the processor to processes of the same priority. INVALID_MODE
@@ -66,7 +27,7 @@ pub fn timed_wait(delay: SystemTime) -> ApexResult<()> {
     let rt = rt();
     let me = process::current(rt);
     if let Some((i, s)) = me
-        && crate::objects::mutex::may_not_wait(i, s)
+        && crate::services::objects::mutex::may_not_wait(i, s)
     {
         return Err(ErrorReturnCode::InvalidMode);
     }
@@ -95,7 +56,7 @@ pub fn timed_wait(delay: SystemTime) -> ApexResult<()> {
 pub fn periodic_wait() -> ApexResult<()> {
     let rt = rt();
     let (i, s) = process::current(rt).ok_or(ErrorReturnCode::InvalidMode)?;
-    if crate::objects::mutex::may_not_wait(i, s) {
+    if crate::services::objects::mutex::may_not_wait(i, s) {
         return Err(ErrorReturnCode::InvalidMode);
     }
     let cfg = s.config();

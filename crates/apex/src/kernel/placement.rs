@@ -41,10 +41,10 @@ impl Placement {
         if tasks >= 0 {
             write_tid(tasks, tid)?;
         }
-        let set = crate::sys::cpu_set(&[cpu]);
+        let set = crate::kernel::sys::cpu_set(&[cpu]);
         // SAFETY: sched_setaffinity on a thread id of this process with a valid cpu_set_t.
         if unsafe { libc::sched_setaffinity(tid, size_of::<libc::cpu_set_t>(), &set) } != 0 {
-            return Err(crate::sys::errno());
+            return Err(crate::kernel::sys::errno());
         }
         write_tid(threads, tid)
     }
@@ -63,5 +63,5 @@ fn write_tid(fd: i32, tid: i32) -> Result<(), i32> {
     let text = tid.to_string();
     // SAFETY: writing a valid buffer of the given length to a descriptor.
     let n = unsafe { libc::write(fd, text.as_ptr().cast(), text.len()) };
-    if n == text.len() as isize { Ok(()) } else { Err(crate::sys::errno()) }
+    if n == text.len() as isize { Ok(()) } else { Err(crate::kernel::sys::errno()) }
 }
