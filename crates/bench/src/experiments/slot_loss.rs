@@ -260,10 +260,10 @@ mod tests {
             Event::WindowEnd { t: 3_999_950, core: 0, partition: 3, window: 1, planned: 4_000_000 },
         ];
         let s = loss_split(&ev, 1_000_000, 0, 10_000_000).unwrap();
-        // Three windows of 1 ms: margins 50 + 90 us, switches 20 + 30 us, one window missed.
+        // Three windows of 1 ms: margins 50 + 90 ns, switches 20 + 30 ns, one window missed.
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
-        assert!(close(s.margin_pct, 140.0 / 3000.0 * 100.0), "{s:?}");
-        assert!(close(s.switch_pct, 50.0 / 3000.0 * 100.0), "{s:?}");
+        assert!(close(s.margin_pct, 140.0 / 3e6 * 100.0), "{s:?}");
+        assert!(close(s.switch_pct, 50.0 / 3e6 * 100.0), "{s:?}");
         assert!(close(s.missed_pct, 100.0 / 3.0), "{s:?}");
         assert_eq!(loss_split(&ev, 1_000_000, 4_000_000, 10_000_000), None);
         assert!(close(host_pct(30_000.0, 10.0, 1_000_000), 0.3));
