@@ -149,7 +149,9 @@ pub fn baseline_problem(loss_pct: f64, noise_pct: f64, steal: (f64, f64)) -> Opt
     );
     let (native, part) = steal;
     let reason = if native - part > -loss_pct / 2.0 {
-        format!("the hypervisor took {native:.2} % of the CPU (steal) during the native runs against {part:.2} % during the partitioned run")
+        format!(
+            "the hypervisor took {native:.2} % of the CPU (steal) during the native runs against {part:.2} % during the partitioned run"
+        )
     } else {
         format!(
             "same CPU, FIFO priority, wake-up latency request and throttling as the partition and similar steal ({native:.2} % vs {part:.2} %): \

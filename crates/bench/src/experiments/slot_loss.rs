@@ -2,9 +2,9 @@
 //! 1 ms, beside the overhead model of seed 001 (`crate::model`) evaluated with the partition
 //! switch cost measured in the same run (seed 001 Table 1).
 
+use crate::conditions::CpuTimes;
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use crate::model::performance_loss;
-use crate::conditions::CpuTimes;
 use crate::module_run::{ModuleSpec, PartitionSpec, Window, run_module};
 use crate::stats::Summary;
 use partita_trace::Event;

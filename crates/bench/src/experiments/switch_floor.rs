@@ -36,11 +36,8 @@ pub fn measure(ctx: &RunContext, cpu: u32, rounds: u32) -> Result<Vec<f64>, Stri
     if !out.status.success() {
         return Err(format!("the switch floor failed ({}): {}", out.status, String::from_utf8_lossy(&out.stderr).trim()));
     }
-    let v: Vec<f64> = parse_samples(&String::from_utf8_lossy(&out.stdout))
-        .into_iter()
-        .filter(|(m, _)| m == "switch_floor_ns")
-        .map(|(_, v)| v)
-        .collect();
+    let v: Vec<f64> =
+        parse_samples(&String::from_utf8_lossy(&out.stdout)).into_iter().filter(|(m, _)| m == "switch_floor_ns").map(|(_, v)| v).collect();
     if v.is_empty() {
         return Err("the switch floor printed no samples".into());
     }
@@ -140,18 +137,19 @@ fn floor_main(args: &[String]) -> i32 {
         libc::close(to_parent[1]);
     }
     let mut samples = Vec::with_capacity(rounds as usize);
-    let outcome = realtime_here(cpu, priority).map_err(|e| format!("cannot run at SCHED_FIFO {priority} on CPU {cpu}: {e}")).and_then(|()| {
-        for i in 0..WARM_UP + rounds {
-            let t0 = crate::module_run::monotonic_ns();
-            if !(write_byte(to_child[1]) && read_byte(to_parent[0])) {
-                return Err("the other process is gone".to_string());
+    let outcome =
+        realtime_here(cpu, priority).map_err(|e| format!("cannot run at SCHED_FIFO {priority} on CPU {cpu}: {e}")).and_then(|()| {
+            for i in 0..WARM_UP + rounds {
+                let t0 = crate::module_run::monotonic_ns();
+                if !(write_byte(to_child[1]) && read_byte(to_parent[0])) {
+                    return Err("the other process is gone".to_string());
+                }
+                if i >= WARM_UP {
+                    samples.push((crate::module_run::monotonic_ns() - t0) as f64 / 2.0);
+                }
             }
-            if i >= WARM_UP {
-                samples.push((crate::module_run::monotonic_ns() - t0) as f64 / 2.0);
-            }
-        }
-        Ok(())
-    });
+            Ok(())
+        });
     demote_here();
     // SAFETY: closing the parent's write end ends the child's loop; waitpid on our own child.
     unsafe {
