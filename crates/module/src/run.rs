@@ -489,7 +489,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
 
 /// Entries each list of the run summary keeps (mode changes, restarts, HM events, ...): the
 /// earliest ones; the summary counts them all.
-const SUMMARY_LIST_LIMIT: usize = 1000;
+const SUMMARY_LIST_LIMIT: usize = 100;
 
 /// How long after its planned end (or a stop request) a run whose scheduler threads have not
 /// all finished is declared stuck: ample for the last stops (0.5 s) and the clean-up.
