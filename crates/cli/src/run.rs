@@ -5,7 +5,6 @@ use crate::exit;
 use partita_module::hm::code_by_name;
 use partita_module::run::{InjectSpec, RunOptions, RunReport, run};
 use partita_module::run_state::RunState;
-use partita_trace::summary::summarize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
@@ -177,7 +176,7 @@ fn say(args: std::fmt::Arguments<'_>) {
 }
 
 fn print_report(report: &RunReport, trace: Option<&Path>, logs: Option<&Path>) {
-    let s = summarize(&report.events);
+    let s = &report.summary;
     say(format_args!(
         "--- partita run summary ({}; stop/release by {}) ---\n",
         if report.interrupted { "interrupted" } else { "completed" },

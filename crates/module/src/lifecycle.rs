@@ -17,6 +17,7 @@ use crate::run_state::{RunState, partition_state};
 use partita_abi::untrusted::{self, Request};
 use partita_abi::{HmReport, mode, start_condition, system_state};
 use partita_trace::Event;
+use partita_trace::stream::SummaryBuilder;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -28,10 +29,12 @@ use std::time::Duration;
 
 mod shm;
 
-/// Where events go: the trace file (if any) and the in-memory list the summary is made from.
+/// Where events go: the trace file (if any), written as the events are drained, and the run
+/// summary, built event by event in bounded memory (`partita_trace::stream`): the module keeps
+/// no event, so its memory does not grow with the length of the run (docs/trace.md).
 pub struct EventSink {
     pub file: Option<io::BufWriter<File>>,
-    pub events: Vec<Event>,
+    pub summary: SummaryBuilder,
 }
 
 impl EventSink {
@@ -42,7 +45,7 @@ impl EventSink {
             eprintln!("partita: cannot write the trace: {err}; it stops here");
             self.file = None;
         }
-        self.events.push(e);
+        self.summary.push(&e);
     }
 }
 

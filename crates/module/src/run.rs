@@ -21,6 +21,8 @@ use crate::run_state::{PartitionRun, RunState};
 use crate::scheduler::{Clock, run_core};
 use crate::signal_guard::SignalGuard;
 use partita_config::model::{Backend, Module};
+use partita_trace::stream::SummaryBuilder;
+use partita_trace::summary::TraceSummary;
 use partita_trace::{CoreInfo, Event, PartitionInfo};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -87,7 +89,9 @@ pub struct InjectSpec {
 
 pub struct RunReport {
     pub frames: u64,
-    pub events: Vec<Event>,
+    /// The run summary, built while the module ran (the events themselves are only in the
+    /// trace file, if any).
+    pub summary: TraceSummary,
     pub mechanism: String,
     pub capabilities: Capabilities,
     pub interrupted: bool,
@@ -318,7 +322,11 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         }
         None => None,
     };
-    let mut sink = EventSink { file: trace_file, events: Vec::new() };
+    // The summary's timeline is checked in pieces: a margin of two of the longest major frames
+    // (at least 1 s) keeps every window inside a piece.
+    let longest_frame = state.plan.schedules.iter().map(|s| s.major_frame_ns).max().unwrap_or(0);
+    let summary = SummaryBuilder::streaming(longest_frame.saturating_mul(2), SUMMARY_LIST_LIMIT);
+    let mut sink = EventSink { file: trace_file, summary };
     sink.push(module_start(&state, config_path, &mechanism));
     let mut lifecycle = Lifecycle::new(&state, launches, sink, Box::new(std::io::stdout()), hm, injections).map_err(|e| e.to_string())?;
     for i in 0..state.partitions.len() {
@@ -478,13 +486,17 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     }
     Ok(RunReport {
         frames,
-        events: sink.events,
+        summary: sink.summary.finish(),
         mechanism,
         capabilities: caps,
         interrupted: interrupted.load(Ordering::Relaxed),
         module_fault,
     })
 }
+
+/// Entries each list of the run summary keeps (mode changes, restarts, HM events, ...): the
+/// earliest ones; the summary counts them all.
+const SUMMARY_LIST_LIMIT: usize = 100;
 
 /// How long after its planned end (or a stop request) a run whose scheduler threads have not
 /// all finished is declared stuck: ample for the last stops (0.5 s) and the clean-up.

@@ -8,11 +8,11 @@
 //! lists of mode changes, exits, restarts and schedule changes, and the checks of
 //! [`crate::timeline`] (overlap on a core, running outside its windows, window sequence).
 
+use crate::Event;
 use crate::stats::{Stats, us};
-use crate::timeline::{Timeline, Violation, ViolationKind, inside_len};
-use crate::{Event, PartitionInfo};
+use crate::stream::SummaryBuilder;
+use crate::timeline::{Timeline, Violation, ViolationKind};
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::fmt;
 
 /// How many violations [`Check::first`] keeps.
@@ -41,11 +41,23 @@ pub struct TraceSummary {
     pub restarts: Vec<Restart>,
     pub hm_events: Vec<HmEvent>,
     pub schedule_changes: Vec<ScheduleChange>,
+    /// How many of each list there were: the lists above keep the earliest ones only in the
+    /// summary of a run in progress (see [`crate::stream`]).
+    pub totals: ListTotals,
     pub events_dropped: u64,
     /// Reads of partition-writable memory the module refused (`shm_garbage` events and their
     /// repeats).
     pub shm_garbage: u64,
     pub check: Check,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ListTotals {
+    pub mode_changes: usize,
+    pub exits: usize,
+    pub restarts: usize,
+    pub hm_events: usize,
+    pub schedule_changes: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -164,208 +176,11 @@ impl Check {
     }
 }
 
-/// Summarizes a trace (events in any order).
+/// Summarizes a trace (events in any order): [`SummaryBuilder::whole`] fed every event.
 pub fn summarize(events: &[Event]) -> TraceSummary {
-    let tl = Timeline::build(events);
-    let mut s = TraceSummary {
-        module: None,
-        config: None,
-        mechanism: None,
-        events: events.len(),
-        first_t: tl.first_t,
-        last_t: tl.last_t,
-        frames: 0,
-        frames_counted: count_frames(&tl),
-        stop_reason: None,
-        cores: Vec::new(),
-        partitions: Vec::new(),
-        processes: Vec::new(),
-        mode_changes: Vec::new(),
-        deadline_misses: 0,
-        exits: Vec::new(),
-        restarts: Vec::new(),
-        hm_events: Vec::new(),
-        schedule_changes: Vec::new(),
-        events_dropped: 0,
-        shm_garbage: 0,
-        check: Check::from_timeline(&tl),
-    };
-    let mut frames = None;
-    let mut cores: BTreeMap<u32, CoreAcc> = BTreeMap::new();
-    let mut parts: BTreeMap<u32, PartitionSummary> = BTreeMap::new();
-    let mut procs: BTreeMap<(u32, i64), ProcessSummary> = BTreeMap::new();
-    for e in events {
-        match e {
-            Event::ModuleStart { module, config, mechanism, cores: infos, partitions, .. } => {
-                s.module = Some(module.clone());
-                s.config = Some(config.clone());
-                s.mechanism = Some(mechanism.clone());
-                for c in infos {
-                    let acc = cores.entry(c.core).or_default();
-                    acc.cpu = Some(c.cpu);
-                    acc.policy = Some(c.policy.clone());
-                }
-                for PartitionInfo { id, name } in partitions {
-                    partition(&mut parts, *id).name = Some(name.clone());
-                }
-            }
-            Event::WindowStart { t, core, planned, .. } => cores.entry(*core).or_default().lateness.push(t - planned),
-            Event::WindowEnd { t, core, planned, .. } => cores.entry(*core).or_default().end_lateness.push(t - planned),
-            Event::PartitionRunning { t, core, planned, .. } => cores.entry(*core).or_default().pcs.push(t - planned),
-            Event::ModeChange { t, partition: p, from, to } => {
-                s.mode_changes.push(ModeChange { t: *t, partition: *p, from: from.clone(), to: to.clone() });
-            }
-            Event::ProcessRelease { partition: p, process, .. } => {
-                process_entry(&mut procs, *p, *process).releases += 1;
-                partition(&mut parts, *p).releases += 1;
-            }
-            Event::DeadlineMissed { partition: p, process, .. } => {
-                process_entry(&mut procs, *p, *process).deadline_misses += 1;
-                partition(&mut parts, *p).deadline_misses += 1;
-                s.deadline_misses += 1;
-            }
-            Event::ScheduleChange { t, from, to } => s.schedule_changes.push(ScheduleChange { t: *t, from: *from, to: *to }),
-            Event::PartitionExit { t, partition: p, reason } => {
-                partition(&mut parts, *p).exits += 1;
-                s.exits.push(Exit { t: *t, partition: *p, reason: reason.clone() });
-            }
-            Event::HmEvent { t, partition: p, process, code, level, action, source } => {
-                partition(&mut parts, *p).hm_events += 1;
-                s.hm_events.push(HmEvent {
-                    t: *t,
-                    partition: *p,
-                    process: *process,
-                    code: code.clone(),
-                    level: level.clone(),
-                    action: action.clone(),
-                    source: source.clone(),
-                });
-            }
-            Event::PartitionRestart { t, partition: p, mode, start_condition } => {
-                partition(&mut parts, *p).restarts += 1;
-                s.restarts.push(Restart { t: *t, partition: *p, mode: mode.clone(), start_condition: start_condition.clone() });
-            }
-            Event::EventsDropped { partition: p, count, .. } => {
-                // Saturating: a trace file is input too.
-                let acc = partition(&mut parts, *p);
-                acc.events_dropped = acc.events_dropped.saturating_add(*count);
-                s.events_dropped = s.events_dropped.saturating_add(*count);
-            }
-            Event::ShmGarbage { partition: p, repeats, .. } => {
-                let n = repeats.saturating_add(1);
-                let acc = partition(&mut parts, *p);
-                acc.shm_garbage = acc.shm_garbage.saturating_add(n);
-                s.shm_garbage = s.shm_garbage.saturating_add(n);
-            }
-            Event::ModuleStop { frames: f, reason, .. } => {
-                frames = Some(*f);
-                s.stop_reason = Some(reason.clone());
-            }
-            _ => {}
-        }
-    }
-    s.frames = frames.unwrap_or(s.frames_counted);
-    s.mode_changes.sort_by_key(|m| m.t);
-    s.exits.sort_by_key(|x| x.t);
-    s.restarts.sort_by_key(|r| r.t);
-    s.hm_events.sort_by_key(|h| h.t);
-    s.schedule_changes.sort_by_key(|c| c.t);
-    for w in &tl.windows {
-        let acc = cores.entry(w.core).or_default();
-        acc.windows += 1;
-        acc.stop.extend(w.stop_time());
-        let p = partition(&mut parts, w.partition);
-        p.windows += 1;
-        p.windows_running += w.running_t.is_some() as usize;
-    }
-    for r in &tl.runs {
-        cores.entry(r.core).or_default().runs += 1;
-        partition(&mut parts, r.partition).run_ns += r.end - r.start;
-    }
-    let last_t = tl.last_t;
-    let mut spans = BTreeMap::new();
-    for w in &tl.windows {
-        spans.entry((w.core, w.partition)).or_insert_with(|| tl.window_spans(w.core, w.partition, |w| w.planned_end.unwrap_or(last_t)));
-    }
-    for (&(_, p), sp) in &spans {
-        partition(&mut parts, p).window_ns += sp.iter().map(|(a, b)| b - a).sum::<i64>();
-    }
-    for r in &tl.runs {
-        let inside = spans.get(&(r.core, r.partition)).map_or(0, |sp| inside_len(sp, r.start, r.end));
-        partition(&mut parts, r.partition).run_in_window_ns += inside;
-    }
-    for p in parts.values_mut() {
-        p.received = (p.window_ns > 0).then(|| p.run_in_window_ns as f64 / p.window_ns as f64);
-    }
-    s.cores = cores.into_iter().map(|(core, a)| a.finish(core)).collect();
-    s.partitions = parts.into_values().collect();
-    s.processes = procs.into_values().collect();
-    s
-}
-
-#[derive(Default)]
-struct CoreAcc {
-    cpu: Option<u32>,
-    policy: Option<String>,
-    windows: usize,
-    runs: usize,
-    lateness: Vec<i64>,
-    pcs: Vec<i64>,
-    end_lateness: Vec<i64>,
-    stop: Vec<i64>,
-}
-
-impl CoreAcc {
-    fn finish(self, core: u32) -> CoreSummary {
-        CoreSummary {
-            core,
-            cpu: self.cpu,
-            policy: self.policy,
-            windows: self.windows,
-            run_intervals: self.runs,
-            lateness: Stats::from_samples(&self.lateness),
-            pcs: Stats::from_samples(&self.pcs),
-            end_lateness: Stats::from_samples(&self.end_lateness),
-            stop: Stats::from_samples(&self.stop),
-        }
-    }
-}
-
-fn partition(parts: &mut BTreeMap<u32, PartitionSummary>, id: u32) -> &mut PartitionSummary {
-    parts.entry(id).or_insert_with(|| PartitionSummary {
-        id,
-        name: None,
-        windows: 0,
-        windows_running: 0,
-        window_ns: 0,
-        run_ns: 0,
-        run_in_window_ns: 0,
-        received: None,
-        releases: 0,
-        deadline_misses: 0,
-        exits: 0,
-        restarts: 0,
-        hm_events: 0,
-        events_dropped: 0,
-        shm_garbage: 0,
-    })
-}
-
-fn process_entry(procs: &mut BTreeMap<(u32, i64), ProcessSummary>, partition: u32, process: i64) -> &mut ProcessSummary {
-    procs.entry((partition, process)).or_insert(ProcessSummary { partition, process, releases: 0, deadline_misses: 0 })
-}
-
-fn count_frames(tl: &Timeline) -> u64 {
-    let Some(core) = tl.windows.iter().map(|w| w.core).min() else { return 0 };
-    let mut frames = 0;
-    let mut prev: Option<(u32, u32)> = None;
-    for w in tl.windows.iter().filter(|w| w.core == core) {
-        if prev.is_none_or(|(window, schedule)| w.window <= window || w.schedule != schedule) {
-            frames += 1;
-        }
-        prev = Some((w.window, w.schedule));
-    }
-    frames
+    let mut b = SummaryBuilder::whole();
+    events.iter().for_each(|e| b.push(e));
+    b.finish()
 }
 
 /// Time in milliseconds with microsecond precision, e.g. `+12.345 ms`.
@@ -383,17 +198,19 @@ impl TraceSummary {
 }
 
 /// Writes at most `MAX` items, then how many were left out.
-fn list<T>(f: &mut fmt::Formatter<'_>, title: &str, items: &[T], line: impl Fn(&T) -> String) -> fmt::Result {
+fn list<T>(f: &mut fmt::Formatter<'_>, title: &str, total: usize, items: &[T], line: impl Fn(&T) -> String) -> fmt::Result {
     const MAX: usize = 20;
-    if items.is_empty() {
+    let total = total.max(items.len());
+    if total == 0 {
         return Ok(());
     }
-    writeln!(f, "{title}: {}", items.len())?;
-    for item in items.iter().take(MAX) {
+    writeln!(f, "{title}: {total}")?;
+    let shown = items.len().min(MAX);
+    for item in items.iter().take(shown) {
         writeln!(f, "  {}", line(item))?;
     }
-    if items.len() > MAX {
-        writeln!(f, "  ... and {} more", items.len() - MAX)?;
+    if total > shown {
+        writeln!(f, "  ... and {} more", total - shown)?;
     }
     Ok(())
 }
@@ -457,7 +274,7 @@ impl fmt::Display for TraceSummary {
             }
             writeln!(f, ", {} releases, {} deadline misses", p.releases, p.deadline_misses)?;
         }
-        list(f, "processes", &self.processes, |p| {
+        list(f, "processes", self.processes.len(), &self.processes, |p| {
             format!(
                 "partition {} process {}: {} releases, {} deadline misses",
                 self.name(p.partition),
@@ -466,21 +283,25 @@ impl fmt::Display for TraceSummary {
                 p.deadline_misses
             )
         })?;
-        list(f, "mode changes", &self.mode_changes, |m| {
+        list(f, "mode changes", self.totals.mode_changes, &self.mode_changes, |m| {
             format!("{} partition {}: {} -> {}", ms(m.t), self.name(m.partition), m.from, m.to)
         })?;
         if self.deadline_misses > 0 {
             writeln!(f, "deadline misses: {}", self.deadline_misses)?;
         }
-        list(f, "partition exits", &self.exits, |x| format!("{} partition {}: {}", ms(x.t), self.name(x.partition), x.reason))?;
-        list(f, "partition restarts", &self.restarts, |r| {
+        list(f, "partition exits", self.totals.exits, &self.exits, |x| {
+            format!("{} partition {}: {}", ms(x.t), self.name(x.partition), x.reason)
+        })?;
+        list(f, "partition restarts", self.totals.restarts, &self.restarts, |r| {
             format!("{} partition {}: {} ({})", ms(r.t), self.name(r.partition), r.mode, r.start_condition)
         })?;
-        list(f, "health monitor events", &self.hm_events, |h| {
+        list(f, "health monitor events", self.totals.hm_events, &self.hm_events, |h| {
             let process = if h.process > 0 { format!(" process {}", h.process) } else { String::new() };
             format!("{} partition {}{process}: {} ({}, {}) -> {}", ms(h.t), self.name(h.partition), h.code, h.level, h.source, h.action)
         })?;
-        list(f, "schedule changes", &self.schedule_changes, |c| format!("{} schedule {} -> {}", ms(c.t), c.from, c.to))?;
+        list(f, "schedule changes", self.totals.schedule_changes, &self.schedule_changes, |c| {
+            format!("{} schedule {} -> {}", ms(c.t), c.from, c.to)
+        })?;
         if self.events_dropped > 0 {
             writeln!(f, "events dropped: {}", self.events_dropped)?;
         }
