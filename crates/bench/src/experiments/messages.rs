@@ -1,5 +1,5 @@
 //! `messages`: message integrity at scale (issue 10, Deliver 8). 10^7 numbered, checksummed
-//! queuing messages (`--quick`: 2 x 10^5) and as many sampling messages as the producers write
+//! queuing messages (`--quick`: 10^6) and as many sampling messages as the producers write
 //! meanwhile, on two channels across the cores in both directions, through windows that overlap
 //! and windows that do not, while both receivers restart themselves every half second. Counts
 //! lost (beyond counted overflow), duplicated, reordered and torn messages.
@@ -218,7 +218,7 @@ impl Experiment for Messages {
          receivers' runs of numbers over every restart: queuing messages lost (beyond counted overflow: q_overflowed), \
          duplicated, reordered, torn; sampling messages duplicated, reordered or torn within an incarnation (a restarted \
          receiver reads the latest message again by design; overwritten ones are the sampling semantics). Ends when \
-         messages queuing messages arrived (10^7; --quick 2 x 10^5) or at the seconds limit."
+         messages queuing messages arrived (10^7; --quick 10^6) or at the seconds limit."
     }
     fn backends(&self) -> &'static [Backend] {
         &[Backend::Process]
@@ -228,7 +228,7 @@ impl Experiment for Messages {
         false
     }
     fn points(&self, quick: bool) -> Vec<Params> {
-        let (messages, secs) = if quick { (200_000u64, 30u64) } else { (10_000_000, 1800) };
+        let (messages, secs) = if quick { (1_000_000u64, 40u64) } else { (10_000_000, 1800) };
         vec![params([("messages", messages.into()), ("seconds", secs.into())])]
     }
     fn run_point(&self, ctx: &mut RunContext, p: &Params) -> Result<(), String> {
