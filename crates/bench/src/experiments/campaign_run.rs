@@ -43,19 +43,21 @@ impl Drop for ModuleChild {
     }
 }
 
+/// What a watched run hands its output to.
+pub trait Watcher {
+    /// A line of `partita run`'s stdout (`[NAME] line` for a partition's output).
+    fn line(&mut self, line: &str);
+    /// Trace events written since the last call.
+    fn events(&mut self, events: &[Event]);
+    /// True: the experiment has what it needs, the run is stopped (SIGTERM).
+    fn done(&mut self) -> bool {
+        false
+    }
+}
+
 /// Runs `exe run CONFIG --duration SECSs --trace TRACE EXTRA...` (the caller holds the machine
-/// lock), feeding `on_line` each stdout line and `on_events` the trace as it grows, every
-/// 200 ms; `done()` true stops the run (SIGTERM).
-pub fn run_watched(
-    exe: &Path,
-    config: &Path,
-    trace: &Path,
-    secs: u64,
-    extra: &[String],
-    on_line: &mut dyn FnMut(&str),
-    on_events: &mut dyn FnMut(&[Event]),
-    done: &mut dyn FnMut() -> bool,
-) -> Result<Ended, String> {
+/// lock), handing `w` its stdout lines and its trace as it grows, every 200 ms.
+pub fn run_watched(exe: &Path, config: &Path, trace: &Path, secs: u64, extra: &[String], w: &mut dyn Watcher) -> Result<Ended, String> {
     let mut child = ModuleChild(
         Command::new(exe)
             .arg("run")
@@ -98,13 +100,13 @@ pub fn run_watched(
     let status = loop {
         std::thread::sleep(Duration::from_millis(200));
         for line in rx.try_iter() {
-            on_line(&line);
+            w.line(&line);
         }
-        on_events(&reader.read_new());
+        w.events(&reader.read_new());
         if let Some(st) = c.try_wait().map_err(|e| e.to_string())? {
             break st;
         }
-        if !stopped_early && done() {
+        if !stopped_early && w.done() {
             // SAFETY: kill(2) of our own child's pid, which is not reaped yet.
             unsafe { libc::kill(pid as i32, libc::SIGTERM) };
             stopped_early = true;
@@ -124,9 +126,9 @@ pub fn run_watched(
         let _ = h.join();
     }
     for line in rx.try_iter() {
-        on_line(&line);
+        w.line(&line);
     }
-    on_events(&reader.read_new());
+    w.events(&reader.read_new());
     let stderr = err.and_then(|h| h.join().ok()).unwrap_or_default();
     Ok(Ended { success: status.success(), stopped_early, overran: signalled > 0, seconds, stderr_tail: tail(&stderr, 10) })
 }

@@ -6,7 +6,7 @@
 //! other partitions' window-start lateness and their own GET_TIME samples are compared with a
 //! fault-free run of the same module in the same invocation.
 
-use super::campaign_run::run_watched;
+use super::campaign_run::{Watcher, run_watched};
 use super::soak::CODES;
 use super::soak_check::{ChunkedCheck, Plan, PlannedWindow, SampleCheck};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
@@ -211,10 +211,8 @@ impl Campaign {
         for e in events {
             match e {
                 Event::ModuleStart { partitions, .. } => self.names.extend(partitions.iter().map(|p| (p.id, p.name.clone()))),
-                Event::WindowStart { t, core, partition, planned, .. } => {
-                    if !TARGETS.contains(&self.name(*partition).as_str()) {
-                        self.lateness.entry(*core).or_default().push((t - planned) as f64);
-                    }
+                Event::WindowStart { t, core, partition, planned, .. } if !TARGETS.contains(&self.name(*partition).as_str()) => {
+                    self.lateness.entry(*core).or_default().push((t - planned) as f64);
                 }
                 Event::ScheduleChange { t, .. } => {
                     self.schedule_changes += 1;
@@ -287,33 +285,32 @@ impl Campaign {
     }
 }
 
+struct FaultWatch {
+    plan: Plan,
+    c: Campaign,
+    chunks: ChunkedCheck,
+}
+
+impl Watcher for FaultWatch {
+    fn line(&mut self, line: &str) {
+        self.c.line(&self.plan, line);
+    }
+    fn events(&mut self, events: &[Event]) {
+        self.c.feed(events);
+        self.chunks.feed(events);
+        self.chunks.check(false);
+    }
+}
+
 /// Runs the module once (with or without injections) and gathers its campaign figures.
 fn one_run(ctx: &RunContext, secs: u64, inject: &[String], tag: &str) -> Result<(Campaign, ChunkedCheck, bool), String> {
     let config = ctx.scratch.join(format!("{tag}.xml"));
     std::fs::write(&config, module_xml(ctx.programs)).map_err(|e| format!("{}: {e}", config.display()))?;
     let trace = ctx.scratch.join(format!("{tag}.trace"));
     let extra: Vec<String> = inject.iter().flat_map(|j| ["--inject".to_string(), j.clone()]).collect();
-    let plan = plan();
-    let mut c = Campaign::default();
-    let mut chunks = ChunkedCheck::new(3 * MAF_NS);
-    let ended = {
-        let (cell_c, cell_k) = (std::cell::RefCell::new(&mut c), std::cell::RefCell::new(&mut chunks));
-        run_watched(
-            &ctx.programs.exe,
-            &config,
-            &trace,
-            secs,
-            &extra,
-            &mut |l| cell_c.borrow_mut().line(&plan, l),
-            &mut |ev| {
-                cell_c.borrow_mut().feed(ev);
-                let mut k = cell_k.borrow_mut();
-                k.feed(ev);
-                k.check(false);
-            },
-            &mut || false,
-        )?
-    };
+    let mut w = FaultWatch { plan: plan(), c: Campaign::default(), chunks: ChunkedCheck::new(3 * MAF_NS) };
+    let ended = run_watched(&ctx.programs.exe, &config, &trace, secs, &extra, &mut w)?;
+    let FaultWatch { c, mut chunks, .. } = w;
     chunks.check(true);
     if ended.overran || !ended.success {
         return Err(format!("partita run ({tag}) did not end cleanly at --duration {secs}s:\n{}", ended.stderr_tail));
@@ -419,7 +416,7 @@ fn record(ctx: &mut RunContext, injected: &BTreeMap<(String, String), u64>, c: &
         ctx.sample(&format!("seen_{code}"), Unit::Count, n as f64);
     }
     for ((code, mode), n) in &c.by_mode {
-        ctx.sample(&format!("by_mode_{}_{code}", mode.replace([' ', ','], "_")), Unit::Count, *n as f64);
+        ctx.sample(&format!("by_mode_{}_{code}", mode.replace(", ", "_").replace(' ', "_")), Unit::Count, *n as f64);
     }
 }
 

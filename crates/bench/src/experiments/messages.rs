@@ -4,7 +4,7 @@
 //! and windows that do not, while both receivers restart themselves every half second. Counts
 //! lost (beyond counted overflow), duplicated, reordered and torn messages.
 
-use super::campaign_run::run_watched;
+use super::campaign_run::{Watcher, run_watched};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use crate::module_run::{machine_lock, seconds};
 use partita_trace::Event;
@@ -202,6 +202,31 @@ impl Tally {
     }
 }
 
+struct MsgWatch<'a, 'b> {
+    tally: Tally,
+    ctx: &'a RunContext<'b>,
+    messages: u64,
+    per_channel: u64,
+    last_shown: std::time::Instant,
+}
+
+impl Watcher for MsgWatch<'_, '_> {
+    fn line(&mut self, line: &str) {
+        self.tally.line(line);
+    }
+    fn events(&mut self, events: &[Event]) {
+        self.tally.feed(events);
+    }
+    /// Every number of both channels arrived.
+    fn done(&mut self) -> bool {
+        if self.last_shown.elapsed().as_secs() >= 5 {
+            self.ctx.progress(&format!("{} of {} received", self.tally.received(), self.messages));
+            self.last_shown = std::time::Instant::now();
+        }
+        self.tally.q.len() == 2 && self.tally.q.values().all(|s| s.expected >= self.per_channel)
+    }
+}
+
 impl Experiment for Messages {
     fn name(&self) -> &'static str {
         "messages"
@@ -246,26 +271,9 @@ impl Experiment for Messages {
         std::fs::write(&config, module_xml(ctx.programs, per_channel)).map_err(|e| format!("{}: {e}", config.display()))?;
         let trace = ctx.scratch.join("messages.trace");
         let _machine = machine_lock()?;
-        let tally = std::cell::RefCell::new(Tally::default());
-        let mut last_shown = std::time::Instant::now();
-        let ended = run_watched(
-            &ctx.programs.exe,
-            &config,
-            &trace,
-            secs,
-            &[],
-            &mut |l| tally.borrow_mut().line(l),
-            &mut |ev| tally.borrow_mut().feed(ev),
-            &mut || {
-                let t = tally.borrow();
-                if last_shown.elapsed().as_secs() >= 5 {
-                    ctx.progress(&format!("{} of {messages} received", t.received()));
-                    last_shown = std::time::Instant::now();
-                }
-                t.q.len() == 2 && t.q.values().all(|s| s.expected >= per_channel)
-            },
-        )?;
-        let t = tally.into_inner();
+        let mut w = MsgWatch { tally: Tally::default(), ctx, messages, per_channel, last_shown: std::time::Instant::now() };
+        let ended = run_watched(&ctx.programs.exe, &config, &trace, secs, &[], &mut w)?;
+        let t = w.tally;
         ctx.sample("run_seconds", Unit::Count, ended.seconds);
         ctx.sample("q_sent", Unit::Count, t.sent("q", "sent") as f64);
         ctx.sample("q_full", Unit::Count, t.sent("q", "full") as f64);
