@@ -1,6 +1,6 @@
 //! `faults`: the fault campaign (issue 10, Deliver 8). Every error code is injected
-//! (`partita run --inject`) 1,000 times (`--quick`: 3) into each of three partitions that are
-//! NORMAL, restarting (COLD_START / WARM_START) or IDLE when it arrives, while a fourth partition
+//! (`partita run --inject`) 1,002 times (`--quick`: 9), a third into each of three partitions
+//! that are NORMAL, restarting (COLD_START / WARM_START) or IDLE when it arrives, while a partition
 //! switches the module schedule every 5 frames; each injected error must be decided with the
 //! action its HM table configures for the partition's state and touch no other partition. The
 //! other partitions' window-start lateness and their own GET_TIME samples are compared with a
