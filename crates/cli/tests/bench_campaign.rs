@@ -39,6 +39,16 @@ fn value(metrics: &Map<String, Value>, report: &str, name: &str) -> f64 {
 }
 
 #[test]
+fn list_names_the_campaign_experiments() {
+    let out = Command::new(assert_cmd::cargo::cargo_bin!("partita")).args(["bench", "list"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    for name in ["faults", "messages"] {
+        assert!(text.lines().any(|l| l.starts_with(&format!("{name} "))), "{name} missing:\n{text}");
+    }
+}
+
+#[test]
 fn every_injected_fault_is_seen_with_its_configured_action_and_stays_in_its_partition() {
     let Some((metrics, stderr)) = quick("faults") else { return };
     let report = format!("{}\n{stderr}", serde_json::to_string_pretty(&metrics).unwrap());
