@@ -30,7 +30,8 @@ use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 /// `b"PARTITA1"` read as a little-endian u64.
 pub const ABI_MAGIC: u64 = u64::from_le_bytes(*b"PARTITA1");
-pub const ABI_VERSION: u32 = 3;
+/// 4: a sampling slot's seq is 2 * the generation it holds (see `ports::complete_seq`).
+pub const ABI_VERSION: u32 = 4;
 
 /// File descriptor of the control block memfd in a partition program.
 pub const CONTROL_FD: i32 = 3;

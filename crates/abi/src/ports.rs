@@ -97,7 +97,14 @@ pub struct SamplingHeader {
     pub _pad: u32,
 }
 
-/// One message of a sampling channel; `seq` is odd while the source writes it.
+/// The `seq` of a slot holding the complete message `generation` (2 * generation, wrapping);
+/// `seq` is this minus one (odd) while the source writes it.
+pub const fn complete_seq(generation: u64) -> u32 {
+    (generation as u32).wrapping_mul(2)
+}
+
+/// One message of a sampling channel: `seq` is [`complete_seq`] of the message it holds, odd
+/// while the source writes it.
 #[repr(C)]
 pub struct SamplingSlot {
     pub seq: AtomicU32,
@@ -221,21 +228,23 @@ impl<'a> SamplingArea<'a> {
         let len = msg.len().min(self.max as usize);
         let next = self.header.published.load(Ordering::Relaxed).wrapping_add(1);
         let (slot, data) = self.slots[(next % 2) as usize];
-        // Odd while writing, whatever a writer that died in the middle of a write left.
-        let writing = slot.seq.load(Ordering::Relaxed) | 1;
-        slot.seq.store(writing, Ordering::Relaxed);
+        // Odd while writing (whatever a writer that died in the middle of a write left), then
+        // 2 * generation: the seq names the message the slot holds, not just "some message".
+        let complete = complete_seq(next);
+        slot.seq.store(complete.wrapping_sub(1), Ordering::Relaxed);
         fence(Ordering::Release);
         store_words(data, &msg[..len]);
         slot.length.store(len as u32, Ordering::Relaxed);
         slot.written_ns.store(now_ns, Ordering::Relaxed);
-        slot.seq.store(writing.wrapping_add(1), Ordering::Release);
+        slot.seq.store(complete, Ordering::Release);
         self.header.published.store(next, Ordering::Release);
     }
 
     /// Destination side: the latest message copied into `buf` (at most its length), or None
     /// if nothing was written yet. Never waits for the writer: a slot rewritten while it is
     /// read is read again from the newly published one. A source that breaks the protocol
-    /// (a published slot that stays odd or keeps changing) reads as empty rather than hang.
+    /// (a published slot that stays odd, keeps changing or holds another generation) reads as
+    /// empty rather than hang.
     pub fn read(&self, buf: &mut [u8]) -> Option<SampledMessage> {
         for _ in 0..MAX_READ_ATTEMPTS {
             let generation = self.header.published.load(Ordering::Acquire);
@@ -243,8 +252,12 @@ impl<'a> SamplingArea<'a> {
                 return None;
             }
             let (slot, data) = self.slots[(generation % 2) as usize];
-            let before = slot.seq.load(Ordering::Acquire);
-            if before % 2 == 1 {
+            // The slot must hold exactly this generation before and after the copy: a writer
+            // that lapped the reader (rewrote the slot with generation + 2 meanwhile) would
+            // otherwise hand out the newer data labelled with the older generation, and a
+            // later read would look older than this one.
+            let complete = complete_seq(generation);
+            if slot.seq.load(Ordering::Acquire) != complete {
                 core::hint::spin_loop();
                 continue;
             }
@@ -256,7 +269,7 @@ impl<'a> SamplingArea<'a> {
             let n = (length as usize).min(buf.len());
             load_words(data, &mut buf[..n]);
             fence(Ordering::Acquire);
-            if slot.seq.load(Ordering::Relaxed) == before {
+            if slot.seq.load(Ordering::Relaxed) == complete {
                 return Some(SampledMessage { length, written_ns, generation });
             }
         }
@@ -501,6 +514,49 @@ mod tests {
                     assert!(buf.iter().all(|&b| b == buf[0]), "torn message {buf:?}");
                     assert_eq!(buf[0] as i64, m.written_ns % 251);
                     assert!(m.generation >= last);
+                    last = m.generation;
+                }
+            }
+        });
+    }
+
+    /// A reader slowed inside its copy (the writer laps it: it rewrites the same slot two
+    /// generations later meanwhile) must never return the newer data labelled with the older
+    /// generation, which would make a later read look older (a duplicate or a reordering).
+    #[test]
+    fn a_writer_lapping_a_slow_reader_never_mislabels_a_message() {
+        const MAX: u32 = 256;
+        const WRITES: u64 = 300_000;
+        let mem = buffer(sampling_area_bytes(MAX));
+        let addr = mem.as_ptr() as usize;
+        let payload = |g: u64| {
+            let mut b = [0u8; MAX as usize];
+            for (i, chunk) in b.chunks_mut(8).enumerate() {
+                chunk.copy_from_slice(&(g.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ i as u64).to_le_bytes());
+            }
+            b
+        };
+        let done = AtomicU32::new(0);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                // SAFETY: the buffer outlives the scope.
+                let area = unsafe { SamplingArea::from_raw(addr as *const u8, MAX) };
+                for g in 1..=WRITES {
+                    area.write(&payload(g), g as i64);
+                }
+                done.store(1, Ordering::Release);
+            });
+            // SAFETY: as above.
+            let area = unsafe { SamplingArea::from_raw(addr as *const u8, MAX) };
+            let (mut last, mut reads) = (0u64, 0u64);
+            while done.load(Ordering::Acquire) == 0 || reads < 1000 {
+                let mut buf = [0u8; MAX as usize];
+                if let Some(m) = area.read(&mut buf) {
+                    reads += 1;
+                    assert_eq!(m.written_ns as u64, m.generation, "header of another generation");
+                    assert!(buf == payload(m.generation), "payload of another generation than {}", m.generation);
+                    // The same message read again, or a strictly newer one.
+                    assert!(m.generation >= last, "generation {} after {last}", m.generation);
                     last = m.generation;
                 }
             }

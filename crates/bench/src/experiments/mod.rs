@@ -3,10 +3,14 @@
 
 pub mod api;
 pub mod c_workloads;
+pub mod campaign_parts;
+pub mod campaign_run;
 pub mod coloring;
+pub mod faults;
 pub mod footprint;
 pub mod latency;
 pub mod memlat;
+pub mod messages;
 pub mod native_vs_partition;
 pub mod overlap;
 pub mod pcs;
@@ -42,6 +46,8 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &memlat::Memlat,
         &coloring::Coloring,
         &soak::Soak,
+        &faults::Faults,
+        &messages::Messages,
     ]
 }
 
@@ -58,5 +64,9 @@ pub fn workloads() -> Vec<&'static Workload> {
         &soak_parts::CONSUMER,
         &soak_parts::FAULTY,
         &soak_parts::TARGET,
+        &campaign_parts::RESTARTER,
+        &campaign_parts::SWITCHER,
+        &campaign_parts::MSG_PRODUCER,
+        &campaign_parts::MSG_CONSUMER,
     ]
 }

@@ -62,7 +62,7 @@ fn attribute(name: &str, entry: extern "C" fn(), period: i64, priority: i32) -> 
 }
 
 /// Creates and starts one process, then goes NORMAL (which does not return on success).
-fn run_one(name: &str, entry: extern "C" fn(), period: i64) -> i32 {
+pub(crate) fn run_one(name: &str, entry: extern "C" fn(), period: i64) -> i32 {
     let attr = attribute(name, entry, period, 10);
     match create_process(&attr).and_then(|id| start(id).map(|_| id)) {
         Ok(_) => {

@@ -1,0 +1,341 @@
+//! `messages`: message integrity at scale (issue 10, Deliver 8). 10^7 numbered, checksummed
+//! queuing messages (`--quick`: 10^6) and as many sampling messages as the producers write
+//! meanwhile, on two channels across the cores in both directions, through windows that overlap
+//! and windows that do not, while both receivers restart themselves every half second. Counts
+//! lost (beyond counted overflow), duplicated, reordered and torn messages.
+
+use super::campaign_run::{Watcher, run_watched};
+use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+use crate::module_run::{machine_lock, seconds};
+use partita_trace::Event;
+use std::collections::BTreeMap;
+
+pub struct Messages;
+
+const MAF_NS: i64 = 10_000_000;
+
+/// (name, workload, core, window start ms, end ms, budget us). Channel A: ProdA (core 0) to
+/// ConsA (core 1), windows overlapping 2 ms of 4; channel B: ProdB (core 1) to ConsB (core 0),
+/// overlapping 2 ms.
+const PARTITIONS: [(&str, &str, u32, f64, f64); 4] = [
+    ("ProdA", "msg-producer", 0, 0.0, 4.0),
+    ("ConsB", "msg-consumer", 0, 4.0, 8.0),
+    ("ConsA", "msg-consumer", 1, 2.0, 6.0),
+    ("ProdB", "msg-producer", 1, 6.0, 9.0),
+];
+
+/// Receiver restarts: every this many of its periods.
+const RESTART_EVERY: u64 = 50;
+
+fn module_xml(programs: &crate::workload::Programs, per_channel: u64) -> String {
+    let mut x = String::from("<ARINC_653_Module ModuleName=\"Messages\" xmlns:pt=\"urn:partita:1\">\n  <pt:Cores Cpus=\"0-1\"/>\n");
+    for (i, (name, workload, _, a, b)) in PARTITIONS.iter().enumerate() {
+        // Work until half a millisecond before the window ends (the rest is the flush and the wait).
+        let budget = format!("{}", ((b - a) * 1000.0 - 500.0) as i64);
+        let first = if workload.ends_with("producer") { per_channel.to_string() } else { RESTART_EVERY.to_string() };
+        let attrs = programs.xml_attributes(workload, &[&first, &budget]);
+        let dir = if workload.ends_with("producer") { "SOURCE" } else { "DESTINATION" };
+        x += &format!(
+            "  <Partition PartitionIdentifier=\"{}\" PartitionName=\"{name}\" {attrs}>\n    \
+             <Sampling_Port Name=\"s\" MaxMessageSize=\"64\" Direction=\"{dir}\"/>\n    \
+             <Queuing_Port Name=\"q\" MaxMessageSize=\"64\" Direction=\"{dir}\" MaxNbMessages=\"{}\"/>\n  </Partition>\n",
+            i + 1,
+            super::campaign_parts::DEPTH
+        );
+    }
+    x += &format!("  <Module_Schedule ScheduleIdentifier=\"1\" ScheduleName=\"messages\" MajorFrameSeconds=\"{}\">\n", seconds(MAF_NS));
+    for (i, (_, _, core, a, b)) in PARTITIONS.iter().enumerate() {
+        let (start, len) = (seconds((a * 1e6) as i64), seconds(((b - a) * 1e6) as i64));
+        x += &format!(
+            "    <Partition_Schedule PartitionIdentifier=\"{}\" PeriodSeconds=\"{}\" PeriodDurationSeconds=\"{len}\">\n      \
+             <Window_Schedule WindowIdentifier=\"1\" WindowStartSeconds=\"{start}\" WindowDurationSeconds=\"{len}\" pt:Core=\"{core}\"/>\n    \
+             </Partition_Schedule>\n",
+            i + 1,
+            seconds(MAF_NS)
+        );
+    }
+    x += "  </Module_Schedule>\n  <Connection_Table>\n";
+    for (ch, (src, dst)) in [(1, (1, 3)), (2, (4, 2))] {
+        for (k, port) in [(0, "q"), (1, "s")] {
+            x += &format!(
+                "    <Channel ChannelIdentifier=\"{}\"><Source><Standard_Partition PartitionIdentifier=\"{src}\" PortName=\"{port}\"/></Source>\n      \
+                 <Destination><Standard_Partition PartitionIdentifier=\"{dst}\" PortName=\"{port}\"/></Destination></Channel>\n",
+                ch * 2 - 1 + k
+            );
+        }
+    }
+    x += "  </Connection_Table>\n</ARINC_653_Module>\n";
+    x
+}
+
+/// One queuing channel as the receiver's runs of numbers show it, over all its incarnations.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Stitch {
+    /// The next number expected.
+    pub expected: u64,
+    /// Numbers never received (yet), as inclusive ranges.
+    pub gaps: Vec<(u64, u64)>,
+    pub received: u64,
+    pub duplicated: u64,
+    pub reordered: u64,
+}
+
+impl Stitch {
+    /// Accounts a run `a..=b` of consecutive numbers received in order.
+    pub fn run(&mut self, a: u64, b: u64) {
+        if b < a {
+            return;
+        }
+        self.received += b - a + 1;
+        if a < self.expected {
+            // Earlier numbers: those in a gap arrive late (reordered), the others twice.
+            let late_end = b.min(self.expected - 1);
+            let mut late = 0;
+            let mut gaps = Vec::new();
+            for &(g0, g1) in &self.gaps {
+                let (o0, o1) = (g0.max(a), g1.min(late_end));
+                if o0 > o1 {
+                    gaps.push((g0, g1));
+                    continue;
+                }
+                late += o1 - o0 + 1;
+                if g0 < o0 {
+                    gaps.push((g0, o0 - 1));
+                }
+                if o1 < g1 {
+                    gaps.push((o1 + 1, g1));
+                }
+            }
+            self.gaps = gaps;
+            self.reordered += late;
+            self.duplicated += late_end - a + 1 - late;
+            if b < self.expected {
+                return;
+            }
+            self.expected = b + 1;
+            return;
+        }
+        if a > self.expected {
+            self.gaps.push((self.expected, a - 1));
+        }
+        self.expected = b + 1;
+    }
+
+    pub fn lost(&self) -> u64 {
+        self.gaps.iter().map(|(a, b)| b - a + 1).sum()
+    }
+}
+
+/// Everything counted over a run.
+#[derive(Default)]
+struct Tally {
+    q: BTreeMap<String, Stitch>,
+    /// Receiver -> (key -> sum) of `torn`, `overflowed` and the sampling counts.
+    sums: BTreeMap<String, BTreeMap<String, u64>>,
+    /// Producer -> (channel -> (key -> latest value)).
+    sent: BTreeMap<String, BTreeMap<String, BTreeMap<String, u64>>>,
+    names: BTreeMap<u32, String>,
+    restarts: BTreeMap<String, u64>,
+    lines: u64,
+}
+
+impl Tally {
+    fn line(&mut self, line: &str) {
+        let Some((name, rest)) = line.strip_prefix('[').and_then(|l| l.split_once("] ")) else { return };
+        self.lines += 1;
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let pairs = |from: usize| -> Vec<(String, u64)> {
+            words[from.min(words.len())..].chunks(2).filter_map(|kv| Some((kv.first()?.to_string(), kv.get(1)?.parse().ok()?))).collect()
+        };
+        match words.as_slice() {
+            ["got", "q", rest @ ..] => {
+                let stitch = self.q.entry(name.to_string()).or_default();
+                let mut i = 0;
+                while i < rest.len() {
+                    if let Some((a, b)) = rest[i].split_once('-').and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?))) {
+                        stitch.run(a, b);
+                        i += 1;
+                    } else if let Some(v) = rest.get(i + 1).and_then(|v| v.parse::<u64>().ok()) {
+                        *self.sums.entry(name.to_string()).or_default().entry(format!("q_{}", rest[i])).or_default() += v;
+                        i += 2;
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            ["got", "s", ..] => {
+                for (k, v) in pairs(2) {
+                    *self.sums.entry(name.to_string()).or_default().entry(format!("s_{k}")).or_default() += v;
+                }
+            }
+            ["chan", chan, ..] => {
+                let fields = pairs(2).into_iter().collect();
+                self.sent.entry(name.to_string()).or_default().insert(chan.to_string(), fields);
+            }
+            _ => {}
+        }
+    }
+
+    fn feed(&mut self, events: &[Event]) {
+        for e in events {
+            match e {
+                Event::ModuleStart { partitions, .. } => self.names.extend(partitions.iter().map(|p| (p.id, p.name.clone()))),
+                Event::PartitionRestart { partition, .. } => {
+                    let n = self.names.get(partition).cloned().unwrap_or_default();
+                    *self.restarts.entry(n).or_default() += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn received(&self) -> u64 {
+        self.q.values().map(|s| s.received).sum()
+    }
+
+    fn sum(&self, key: &str) -> u64 {
+        self.sums.values().filter_map(|m| m.get(key)).sum()
+    }
+
+    fn sent(&self, chan: &str, key: &str) -> u64 {
+        self.sent.values().filter_map(|c| c.get(chan)?.get(key)).sum()
+    }
+}
+
+struct MsgWatch<'a, 'b> {
+    tally: Tally,
+    ctx: &'a RunContext<'b>,
+    messages: u64,
+    per_channel: u64,
+    last_shown: std::time::Instant,
+}
+
+impl Watcher for MsgWatch<'_, '_> {
+    fn line(&mut self, line: &str) {
+        self.tally.line(line);
+    }
+    fn events(&mut self, events: &[Event]) {
+        self.tally.feed(events);
+    }
+    /// Every number of both channels arrived.
+    fn done(&mut self) -> bool {
+        if self.last_shown.elapsed().as_secs() >= 5 {
+            self.ctx.progress(&format!("{} of {} received", self.tally.received(), self.messages));
+            self.last_shown = std::time::Instant::now();
+        }
+        self.tally.q.len() == 2 && self.tally.q.values().all(|s| s.expected >= self.per_channel)
+    }
+}
+
+impl Experiment for Messages {
+    fn name(&self) -> &'static str {
+        "messages"
+    }
+    fn reproduces(&self) -> &'static str {
+        "issue 10 Deliver 8 (no paper: message integrity at scale)"
+    }
+    fn description(&self) -> &'static str {
+        "One run of a 2-core module (10 ms frame): ProdA (core 0) sends numbered, checksummed messages (9 to 64 bytes) to ConsA \
+         (core 1) on a 512-deep queuing channel and writes numbered messages on a sampling channel; ProdB (core 1) does the same \
+         to ConsB (core 0). Each pair's windows overlap for half their length (both sides running at once) and not for the \
+         other half. Producers send as fast as the queue takes them, keeping a number when the queue is full; the receivers \
+         restart themselves (COLD_START) every 50 of their periods after printing what they got. The bench stitches the \
+         receivers' runs of numbers over every restart: queuing messages lost (beyond counted overflow: q_overflowed), \
+         duplicated, reordered, torn; sampling messages duplicated, reordered or torn within an incarnation (a restarted \
+         receiver reads the latest message again by design; overwritten ones are the sampling semantics). Ends when \
+         messages queuing messages arrived (10^7; --quick 10^6) or at the seconds limit."
+    }
+    fn backends(&self) -> &'static [Backend] {
+        &[Backend::Process]
+    }
+    /// Minutes in full (like `soak`): only by name.
+    fn in_all(&self) -> bool {
+        false
+    }
+    fn points(&self, quick: bool) -> Vec<Params> {
+        let (messages, secs) = if quick { (1_000_000u64, 40u64) } else { (10_000_000, 1800) };
+        vec![params([("messages", messages.into()), ("seconds", secs.into())])]
+    }
+    fn run_point(&self, ctx: &mut RunContext, p: &Params) -> Result<(), String> {
+        let messages = p["messages"].as_u64().unwrap_or(200_000).max(2);
+        let secs = p["seconds"].as_u64().unwrap_or(30).max(5);
+        if !crate::machine::privileged() {
+            return Err("running a module needs root (cgroups, real-time priorities)".into());
+        }
+        if super::c_workloads::cpus() < 2 {
+            ctx.note("needs 2 CPUs: skipped");
+            return Ok(());
+        }
+        let per_channel = messages.div_ceil(2);
+        let config = ctx.scratch.join("messages.xml");
+        std::fs::write(&config, module_xml(ctx.programs, per_channel)).map_err(|e| format!("{}: {e}", config.display()))?;
+        let trace = ctx.scratch.join("messages.trace");
+        let _machine = machine_lock()?;
+        let mut w = MsgWatch { tally: Tally::default(), ctx, messages, per_channel, last_shown: std::time::Instant::now() };
+        let ended = run_watched(&ctx.programs.exe, &config, &trace, secs, &[], &mut w)?;
+        let t = w.tally;
+        ctx.sample("run_seconds", Unit::Count, ended.seconds);
+        ctx.sample("q_sent", Unit::Count, t.sent("q", "sent") as f64);
+        ctx.sample("q_full", Unit::Count, t.sent("q", "full") as f64);
+        ctx.sample("q_received", Unit::Count, t.received() as f64);
+        ctx.sample("q_lost", Unit::Count, t.q.values().map(Stitch::lost).sum::<u64>() as f64);
+        ctx.sample("q_duplicated", Unit::Count, t.q.values().map(|s| s.duplicated).sum::<u64>() as f64);
+        ctx.sample("q_reordered", Unit::Count, t.q.values().map(|s| s.reordered).sum::<u64>() as f64);
+        ctx.sample("q_torn", Unit::Count, t.sum("q_torn") as f64);
+        ctx.sample("q_overflowed", Unit::Count, t.sum("q_overflowed") as f64);
+        // Sent but not received when the run ended (in the queue or not yet printed).
+        let in_flight = t.sent("q", "sent").saturating_sub(t.q.values().map(|s| s.expected).sum());
+        ctx.sample("q_in_flight_at_end", Unit::Count, in_flight as f64);
+        ctx.sample("s_sent", Unit::Count, t.sent("s", "sent") as f64);
+        for k in ["received", "duplicated", "reordered", "torn"] {
+            ctx.sample(&format!("s_{k}"), Unit::Count, t.sum(&format!("s_{k}")) as f64);
+        }
+        for (name, n) in &t.restarts {
+            ctx.sample(&format!("restarts_{name}"), Unit::Count, *n as f64);
+        }
+        ctx.sample(
+            "receiver_restarts",
+            Unit::Count,
+            t.restarts.iter().filter(|(n, _)| n.starts_with("Cons")).map(|(_, v)| v).sum::<u64>() as f64,
+        );
+        ctx.sample("output_lines", Unit::Count, t.lines as f64);
+        if t.received() < messages {
+            ctx.note(format!("{} of {messages} queuing messages arrived within {secs} s", t.received()));
+        }
+        if ended.overran || !(ended.success || ended.stopped_early) {
+            return Err(format!("partita run did not end cleanly:\n{}", ended.stderr_tail));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Programs;
+
+    #[test]
+    fn the_messages_module_is_valid() {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("partita");
+        std::fs::write(&exe, "").unwrap();
+        let xml = module_xml(&Programs::with_exe(&exe), 1000);
+        let checked = partita_config::check_text(&xml, dir.path());
+        assert!(checked.is_valid(), "{xml}\n{:?}", checked.diagnostics);
+    }
+
+    #[test]
+    fn stitching_counts_gaps_late_and_repeated_numbers() {
+        let mut s = Stitch::default();
+        s.run(0, 9);
+        s.run(10, 19);
+        assert_eq!((s.lost(), s.duplicated, s.reordered), (0, 0, 0));
+        s.run(25, 30);
+        assert_eq!(s.lost(), 5, "20..=24 missing");
+        s.run(21, 22);
+        assert_eq!((s.lost(), s.reordered, s.duplicated), (3, 2, 0));
+        s.run(28, 31);
+        assert_eq!((s.duplicated, s.expected), (3, 32));
+        assert_eq!(s.received, 10 + 10 + 6 + 2 + 4);
+    }
+}
