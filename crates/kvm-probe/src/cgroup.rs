@@ -91,15 +91,21 @@ impl Drop for VcpuCgroup {
     }
 }
 
-/// Host cgroup churn on one CPU until dropped: a loop creating two cgroups, moving a `sleep`
-/// process into one, then the other, back to their parent, and removing them. Each step takes
-/// the kernel's global `cgroup_mutex`, which the freezer's writes need too.
+/// The v1 cpuset hierarchy of this host's hybrid layout (used by the churn when present).
+pub const CPUSET_V1: &str = "/sys/fs/cgroup/cpuset";
+
+/// Host cgroup churn on one CPU until dropped: a loop creating two v2 cgroups, moving a `sleep`
+/// process into one, then the other, back to their parent, and removing them; then the same
+/// with one v1 cpuset (the module's own placement on hybrid hosts uses v1 cpusets, whose moves
+/// wait for RCU). Each step takes the kernel's global `cgroup_mutex`, which the freezer's writes
+/// need too.
 pub struct Churn {
     stop: Arc<AtomicBool>,
     rounds: Arc<AtomicU64>,
     thread: Option<JoinHandle<io::Result<()>>>,
     child: Child,
     base: PathBuf,
+    v1: Option<PathBuf>,
 }
 
 impl Churn {
@@ -107,9 +113,18 @@ impl Churn {
     pub fn start(cpu: usize) -> io::Result<Churn> {
         let base = PathBuf::from(UNIFIED).join(format!("partita-kvm-churn-{}", std::process::id()));
         fs::create_dir(&base)?;
+        let v1 = PathBuf::from(CPUSET_V1).join(format!("partita-kvm-churn-{}", std::process::id()));
+        let v1 = match fs::create_dir(&v1) {
+            Ok(()) => {
+                write_file(&v1.join("cpuset.cpus"), &cpu.to_string())?;
+                write_file(&v1.join("cpuset.mems"), "0")?;
+                Some(v1)
+            }
+            Err(_) => None,
+        };
         let child = Command::new("sleep").arg("3600").stdin(Stdio::null()).spawn()?;
         let (stop, rounds) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
-        let (s, r, b, pid) = (stop.clone(), rounds.clone(), base.clone(), child.id().to_string());
+        let (s, r, b, pid, v1b) = (stop.clone(), rounds.clone(), base.clone(), child.id().to_string(), v1.clone());
         let thread = std::thread::spawn(move || -> io::Result<()> {
             sys::pin_to_cpu(cpu)?;
             let (a, bb) = (b.join("a"), b.join("b"));
@@ -121,11 +136,20 @@ impl Churn {
                 write_file(&b.join("cgroup.procs"), &pid)?;
                 fs::remove_dir(&a)?;
                 fs::remove_dir(&bb)?;
+                if let Some(v1) = &v1b {
+                    let c = v1.join("c");
+                    fs::create_dir(&c)?;
+                    write_file(&c.join("cpuset.cpus"), &cpu.to_string())?;
+                    write_file(&c.join("cpuset.mems"), "0")?;
+                    write_file(&c.join("tasks"), &pid)?;
+                    write_file(&v1.join("tasks"), &pid)?;
+                    fs::remove_dir(&c)?;
+                }
                 r.fetch_add(1, Ordering::Relaxed);
             }
             Ok(())
         });
-        Ok(Churn { stop, rounds, thread: Some(thread), child, base })
+        Ok(Churn { stop, rounds, thread: Some(thread), child, base, v1 })
     }
 
     /// Churn rounds completed so far.
@@ -153,5 +177,13 @@ impl Drop for Churn {
         let _ = fs::remove_dir(self.base.join("a"));
         let _ = fs::remove_dir(self.base.join("b"));
         let _ = fs::remove_dir(&self.base);
+        if let Some(v1) = &self.v1 {
+            let _ = fs::remove_dir(v1.join("c"));
+            let _ = fs::remove_dir(v1);
+        }
+        if let Some(v1) = &self.v1 {
+            let _ = fs::remove_dir(v1.join("c"));
+            let _ = fs::remove_dir(v1);
+        }
     }
 }

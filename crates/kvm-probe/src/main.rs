@@ -1,6 +1,6 @@
 //! `partita-kvm-probe`: measures VM start-up and vCPU stop/release on this host (docs/kvm.md).
 //!
-//! `partita-kvm-probe [--trials N] [--mem-mib N]`; takes the machine lock
+//! `partita-kvm-probe [--trials N] [--mem-mib N] [--vcpu-fifo]`; takes the machine lock
 //! (/tmp/partita-test-module.lock) itself, like `partita bench`.
 
 use std::process::ExitCode;
@@ -19,11 +19,12 @@ fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> Result<
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--sigstop-child") {
-        let (Some(ram), Some(Ok(mib)), Some(Ok(cpu))) = (args.get(2), args.get(3).map(|a| a.parse()), args.get(4).map(|a| a.parse())) else {
-            eprintln!("usage: --sigstop-child RAM MIB CPU");
+        let (Some(ram), Some(Ok(mib)), Some(Ok(cpu)), Some(policy)) = (args.get(2), args.get(3).map(|a| a.parse()), args.get(4).map(|a| a.parse()), args.get(5))
+        else {
+            eprintln!("usage: --sigstop-child RAM MIB CPU fifo|other");
             return ExitCode::from(2);
         };
-        let err = stop::sigstop_child(ram, mib, cpu).unwrap_err();
+        let err = stop::sigstop_child(ram, mib, cpu, policy == "fifo").unwrap_err();
         eprintln!("kvm-probe child: {err}");
         return ExitCode::FAILURE;
     }
@@ -45,14 +46,17 @@ fn main() -> ExitCode {
 fn run(args: &[String]) -> Result<bool, String> {
     let trials: usize = arg(args, "--trials", 200)?;
     let mem_mib: usize = arg(args, "--mem-mib", 16)?;
+    let vcpu_fifo = args.iter().any(|a| a == "--vcpu-fifo");
     let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open("/tmp/partita-test-module.lock").map_err(|e| e.to_string())?;
     lock.lock().map_err(|e| e.to_string())?;
     let kvm = kvm_ioctls::Kvm::new().map_err(|e| format!("/dev/kvm: {e}"))?;
     let e = |e: std::io::Error| e.to_string();
-    println!("kvm-probe: {trials} trials, {mem_mib} MiB guest RAM, vCPU on CPU 1, controller on CPU 0");
+    let policy = if vcpu_fifo { "SCHED_FIFO 1" } else { "SCHED_OTHER" };
+    println!("kvm-probe: {trials} trials, {mem_mib} MiB guest RAM, vCPU on CPU 1 ({policy}), controller on CPU 0 (SCHED_FIFO 10)");
     let s = startup::measure_startup(&kvm, mem_mib, trials, 1).map_err(e)?;
     println!("KVM_CREATE_VM              {}", s.create_vm);
-    println!("RAM + image + vCPU set-up  {}", s.setup);
+    println!("RAM + image set-up         {}", s.memory);
+    println!("vCPU + registers set-up    {}", s.vcpu);
     println!("first KVM_RUN to first out {}", s.first_run);
     println!("create to first out, total {}", s.total);
     let io = startup::measure_io_exit(&kvm, mem_mib, trials.max(200) * 10, 1).map_err(e)?;
@@ -61,7 +65,7 @@ fn run(args: &[String]) -> Result<bool, String> {
     let mut clean = true;
     for churn in [false, true] {
         for m in Mechanism::ALL {
-            let opts = Options { mem_mib, trials, vcpu_cpu: 1, ctl_cpu: 0, hold: Duration::from_micros(300), churn, exe: exe.clone() };
+            let opts = Options { mem_mib, trials, vcpu_cpu: 1, ctl_cpu: 0, hold: Duration::from_micros(300), churn, vcpu_fifo, exe: exe.clone() };
             let r = stop::measure(m, &opts).map_err(|err| format!("{}: {err}", m.name()))?;
             let tag = match r.churn_rounds {
                 Some(n) => format!(", under churn ({n} rounds)"),

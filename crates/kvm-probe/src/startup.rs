@@ -15,8 +15,10 @@ use crate::vm::{Entry, Guest, PORT_PING};
 pub struct StartupReport {
     /// KVM_CREATE_VM.
     pub create_vm: Stats,
-    /// Guest RAM, image, page tables, vCPU and registers.
-    pub setup: Stats,
+    /// Guest RAM (memfd, mapping, memory slot), image and page tables.
+    pub memory: Stats,
+    /// KVM_CREATE_VCPU and the long-mode registers.
+    pub vcpu: Stats,
     /// The first KVM_RUN up to the guest's first `out`.
     pub first_run: Stats,
     /// KVM_CREATE_VM up to the guest's first `out`, all included (RAM allocation too).
@@ -29,7 +31,7 @@ pub struct StartupReport {
 /// `cpu`), each run to its first port-I/O exit and dropped.
 pub fn measure_startup(kvm: &Kvm, mem_mib: usize, trials: usize, cpu: usize) -> io::Result<StartupReport> {
     sys::pin_to_cpu(cpu)?;
-    let (mut create, mut setup, mut first, mut total) = (vec![], vec![], vec![], vec![]);
+    let (mut create, mut memory, mut vcpu, mut first, mut total) = (vec![], vec![], vec![], vec![], vec![]);
     for _ in 0..trials {
         let t0 = Instant::now();
         let ram = sys::memfd("partita-kvm-probe", mem_mib << 20)?;
@@ -38,13 +40,15 @@ pub fn measure_startup(kvm: &Kvm, mem_mib: usize, trials: usize, cpu: usize) -> 
         guest.run_to_start()?;
         let t2 = Instant::now();
         create.push(times.create_vm);
-        setup.push(t1 - t0 - times.create_vm);
+        memory.push(t1 - t0 - times.create_vm - times.vcpu);
+        vcpu.push(times.vcpu);
         first.push(t2 - t1);
         total.push(t2 - t0);
     }
     Ok(StartupReport {
         create_vm: Stats::of(&create),
-        setup: Stats::of(&setup),
+        memory: Stats::of(&memory),
+        vcpu: Stats::of(&vcpu),
         first_run: Stats::of(&first),
         total: Stats::of(&total),
         guests_started: total.len(),

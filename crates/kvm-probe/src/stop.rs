@@ -84,9 +84,17 @@ pub struct Options {
     pub hold: Duration,
     /// Whether to run cgroup churn on `ctl_cpu` meanwhile.
     pub churn: bool,
+    /// Whether the vCPU thread runs at SCHED_FIFO 1 (as a partition's threads would, on a CPU
+    /// the module owns) instead of competing with the host's other work under SCHED_OTHER.
+    pub vcpu_fifo: bool,
     /// This crate's binary, run as the SIGSTOP experiment's VM process (`--sigstop-child`).
     pub exe: PathBuf,
 }
+
+/// SCHED_FIFO priority of the vCPU thread with [`Options::vcpu_fifo`], below the controller's.
+const VCPU_PRIORITY: i32 = 1;
+/// SCHED_FIFO priority of the controller.
+const CONTROLLER_PRIORITY: i32 = 10;
 
 const DEADLINE: Duration = Duration::from_secs(2);
 
@@ -113,7 +121,7 @@ pub fn measure(mechanism: Mechanism, opts: &Options) -> io::Result<StopReport> {
         Mechanism::SigStop => Box::new(SigStopGate::spawn(&opts.exe, &ram, opts)?),
     };
     let churn = if opts.churn { Some(Churn::start(opts.ctl_cpu)?) } else { None };
-    let fifo = sys::Fifo::raise(10);
+    let fifo = sys::Fifo::raise(CONTROLLER_PRIORITY);
     let (mut stops, mut releases, mut moved) = (vec![], vec![], 0);
     for i in 0..opts.trials {
         wait_moving(&counter, counter.get())?;
@@ -193,8 +201,8 @@ impl VcpuThread {
     fn spawn(ram: &File, opts: &Options) -> io::Result<VcpuThread> {
         sys::install_kick_handler(kick)?;
         let shared = Arc::new(Shared::default());
-        let (sh, ram, cpu, mib) = (shared.clone(), ram.try_clone()?, opts.vcpu_cpu, opts.mem_mib);
-        let thread = std::thread::Builder::new().name("vcpu".into()).spawn(move || vcpu_main(&sh, &ram, mib, cpu))?;
+        let (sh, ram, cpu, mib, fifo) = (shared.clone(), ram.try_clone()?, opts.vcpu_cpu, opts.mem_mib, opts.vcpu_fifo);
+        let thread = std::thread::Builder::new().name("vcpu".into()).spawn(move || vcpu_main(&sh, &ram, mib, cpu, fifo))?;
         let start = Instant::now();
         while shared.tid.load(Ordering::SeqCst) == 0 {
             if thread.is_finished() || start.elapsed() > DEADLINE {
@@ -225,8 +233,10 @@ impl Drop for VcpuThread {
     }
 }
 
-fn vcpu_main(sh: &Shared, ram: &File, mib: usize, cpu: usize) -> io::Result<()> {
+fn vcpu_main(sh: &Shared, ram: &File, mib: usize, cpu: usize, fifo: bool) -> io::Result<()> {
     sys::pin_to_cpu(cpu)?;
+    // Dropped (the thread back at SCHED_OTHER) before the thread ends.
+    let _fifo = fifo.then(|| sys::Fifo::raise(VCPU_PRIORITY));
     let kvm = Kvm::new().map_err(|e| io::Error::other(format!("/dev/kvm: {e}")))?;
     let (mut guest, _) = Guest::create(&kvm, ram, mib, Entry::Spinner)?;
     let run = guest.vcpu.get_kvm_run();
@@ -325,7 +335,7 @@ impl SigStopGate {
     fn spawn(exe: &Path, ram: &File, opts: &Options) -> io::Result<SigStopGate> {
         let ram_path = format!("/proc/{}/fd/{}", std::process::id(), ram.as_raw_fd());
         let child = Command::new(exe)
-            .args(["--sigstop-child", &ram_path, &opts.mem_mib.to_string(), &opts.vcpu_cpu.to_string()])
+            .args(["--sigstop-child", &ram_path, &opts.mem_mib.to_string(), &opts.vcpu_cpu.to_string(), if opts.vcpu_fifo { "fifo" } else { "other" }])
             .stdin(Stdio::null())
             .spawn()?;
         Ok(SigStopGate { child })
@@ -365,15 +375,21 @@ impl Gate for SigStopGate {
 
 impl Drop for SigStopGate {
     fn drop(&mut self) {
+        let p = libc::sched_param { sched_priority: 0 };
+        // SAFETY: our unreaped child; back at SCHED_OTHER before it is killed (common.md).
+        unsafe { libc::sched_setscheduler(self.pid(), libc::SCHED_OTHER, &p) };
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
 
 /// The SIGSTOP experiment's VM process: creates the spinner VM on the RAM at `ram_path` and runs
-/// it on `cpu` until killed.
-pub fn sigstop_child(ram_path: &str, mem_mib: usize, cpu: usize) -> io::Result<()> {
+/// it on `cpu` (at SCHED_FIFO 1 with `fifo`; the parent demotes it before killing it) until killed.
+pub fn sigstop_child(ram_path: &str, mem_mib: usize, cpu: usize, fifo: bool) -> io::Result<()> {
     sys::pin_to_cpu(cpu)?;
+    if fifo {
+        std::mem::forget(sys::Fifo::raise(VCPU_PRIORITY));
+    }
     let ram = File::options().read(true).write(true).open(ram_path)?;
     let kvm = Kvm::new().map_err(|e| io::Error::other(format!("/dev/kvm: {e}")))?;
     let (mut guest, _) = Guest::create(&kvm, &ram, mem_mib, Entry::Spinner)?;

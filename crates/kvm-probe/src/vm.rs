@@ -80,8 +80,10 @@ pub struct Guest {
 pub struct SetupTimes {
     /// The KVM_CREATE_VM ioctl.
     pub create_vm: Duration,
-    /// RAM (memfd, mapping, memory slot), image and page tables, the vCPU and its registers.
-    pub setup: Duration,
+    /// Mapping guest RAM, the memory slot, the image and page tables.
+    pub memory: Duration,
+    /// KVM_CREATE_VCPU and the long-mode registers.
+    pub vcpu: Duration,
 }
 
 fn kvm_err(what: &str, e: kvm_ioctls::Error) -> io::Error {
@@ -109,10 +111,11 @@ impl Guest {
         // keeps alive as long as the VM; the slot is the VM's only one.
         unsafe { vm.set_user_memory_region(slot) }.map_err(|e| kvm_err("KVM_SET_USER_MEMORY_REGION", e))?;
         write_image(&mem, size)?;
+        let tm = Instant::now();
         let vcpu = vm.create_vcpu(0).map_err(|e| kvm_err("KVM_CREATE_VCPU", e))?;
         set_long_mode(&vcpu, entry)?;
         let t2 = Instant::now();
-        Ok((Guest { vm, vcpu, mem }, SetupTimes { create_vm: t1 - t0, setup: t2 - t1 }))
+        Ok((Guest { vm, vcpu, mem }, SetupTimes { create_vm: t1 - t0, memory: tm - t1, vcpu: t2 - tm }))
     }
 
     /// Runs the vCPU until the guest's first `out` to [`PORT_STARTED`].
