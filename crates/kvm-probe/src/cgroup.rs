@@ -16,7 +16,11 @@ use crate::sys;
 pub const UNIFIED: &str = "/sys/fs/cgroup/unified";
 
 fn write_file(path: &PathBuf, text: &str) -> io::Result<()> {
-    OpenOptions::new().write(true).open(path)?.write_all(text.as_bytes()).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+    OpenOptions::new()
+        .write(true)
+        .open(path)?
+        .write_all(text.as_bytes())
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))
 }
 
 /// Whether a v2 hierarchy with the freezer (`cgroup.freeze`, Linux 5.2) is there.

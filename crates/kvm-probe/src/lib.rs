@@ -12,8 +12,8 @@
 //! Nothing here is wired into the module yet; docs/kvm.md has the figures and the choice.
 
 pub mod cgroup;
-pub mod stats;
 pub mod startup;
+pub mod stats;
 pub mod stop;
 pub mod sys;
 pub mod vm;

@@ -19,7 +19,8 @@ fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> Result<
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("--sigstop-child") {
-        let (Some(ram), Some(Ok(mib)), Some(Ok(cpu)), Some(policy)) = (args.get(2), args.get(3).map(|a| a.parse()), args.get(4).map(|a| a.parse()), args.get(5))
+        let (Some(ram), Some(Ok(mib)), Some(Ok(cpu)), Some(policy)) =
+            (args.get(2), args.get(3).map(|a| a.parse()), args.get(4).map(|a| a.parse()), args.get(5))
         else {
             eprintln!("usage: --sigstop-child RAM MIB CPU fifo|other");
             return ExitCode::from(2);
@@ -47,7 +48,12 @@ fn run(args: &[String]) -> Result<bool, String> {
     let trials: usize = arg(args, "--trials", 200)?;
     let mem_mib: usize = arg(args, "--mem-mib", 16)?;
     let vcpu_fifo = args.iter().any(|a| a == "--vcpu-fifo");
-    let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open("/tmp/partita-test-module.lock").map_err(|e| e.to_string())?;
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open("/tmp/partita-test-module.lock")
+        .map_err(|e| e.to_string())?;
     lock.lock().map_err(|e| e.to_string())?;
     let kvm = kvm_ioctls::Kvm::new().map_err(|e| format!("/dev/kvm: {e}"))?;
     let e = |e: std::io::Error| e.to_string();
@@ -56,6 +62,7 @@ fn run(args: &[String]) -> Result<bool, String> {
     let s = startup::measure_startup(&kvm, mem_mib, trials, 1).map_err(e)?;
     println!("KVM_CREATE_VM              {}", s.create_vm);
     println!("RAM + image set-up         {}", s.memory);
+    println!("  of it, the memory slot   {}", s.slot);
     println!("vCPU + registers set-up    {}", s.vcpu);
     println!("first KVM_RUN to first out {}", s.first_run);
     println!("create to first out, total {}", s.total);
@@ -65,14 +72,15 @@ fn run(args: &[String]) -> Result<bool, String> {
     let mut clean = true;
     for churn in [false, true] {
         for m in Mechanism::ALL {
-            let opts = Options { mem_mib, trials, vcpu_cpu: 1, ctl_cpu: 0, hold: Duration::from_micros(300), churn, vcpu_fifo, exe: exe.clone() };
+            let opts =
+                Options { mem_mib, trials, vcpu_cpu: 1, ctl_cpu: 0, hold: Duration::from_micros(300), churn, vcpu_fifo, exe: exe.clone() };
             let r = stop::measure(m, &opts).map_err(|err| format!("{}: {err}", m.name()))?;
             let tag = match r.churn_rounds {
                 Some(n) => format!(", under churn ({n} rounds)"),
                 None => String::new(),
             };
             println!("\n{}{tag}{}", m.name(), if r.controller_fifo { "" } else { " (controller not SCHED_FIFO)" });
-            println!("  stop (request -> confirmed)   {}", r.stop);
+            println!("  stop (request -> confirmed)   {}  (longest: trial {})", r.stop, r.worst_stop_trial);
             println!("  release (-> guest runs)       {}", r.release);
             println!("  counter moved after confirm:  {} of {} trials", r.moved_after_confirm, r.stop.n);
             clean &= r.moved_after_confirm == 0;

@@ -17,6 +17,8 @@ pub struct StartupReport {
     pub create_vm: Stats,
     /// Guest RAM (memfd, mapping, memory slot), image and page tables.
     pub memory: Stats,
+    /// KVM_SET_USER_MEMORY_REGION alone (part of `memory`).
+    pub slot: Stats,
     /// KVM_CREATE_VCPU and the long-mode registers.
     pub vcpu: Stats,
     /// The first KVM_RUN up to the guest's first `out`.
@@ -31,7 +33,7 @@ pub struct StartupReport {
 /// `cpu`), each run to its first port-I/O exit and dropped.
 pub fn measure_startup(kvm: &Kvm, mem_mib: usize, trials: usize, cpu: usize) -> io::Result<StartupReport> {
     sys::pin_to_cpu(cpu)?;
-    let (mut create, mut memory, mut vcpu, mut first, mut total) = (vec![], vec![], vec![], vec![], vec![]);
+    let (mut create, mut memory, mut slot, mut vcpu, mut first, mut total) = (vec![], vec![], vec![], vec![], vec![], vec![]);
     for _ in 0..trials {
         let t0 = Instant::now();
         let ram = sys::memfd("partita-kvm-probe", mem_mib << 20)?;
@@ -42,12 +44,14 @@ pub fn measure_startup(kvm: &Kvm, mem_mib: usize, trials: usize, cpu: usize) -> 
         create.push(times.create_vm);
         memory.push(t1 - t0 - times.create_vm - times.vcpu);
         vcpu.push(times.vcpu);
+        slot.push(times.slot);
         first.push(t2 - t1);
         total.push(t2 - t0);
     }
     Ok(StartupReport {
         create_vm: Stats::of(&create),
         memory: Stats::of(&memory),
+        slot: Stats::of(&slot),
         vcpu: Stats::of(&vcpu),
         first_run: Stats::of(&first),
         total: Stats::of(&total),

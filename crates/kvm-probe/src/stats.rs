@@ -32,3 +32,15 @@ impl fmt::Display for Stats {
         write!(f, "median {:8.1} us  p99 {:8.1} us  max {:8.1} us  (n={})", self.median_us, self.p99_us, self.max_us, self.n)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_p99_and_max_by_nearest_rank() {
+        let samples: Vec<Duration> = (1..=200).map(Duration::from_micros).collect();
+        let s = Stats::of(&samples);
+        assert_eq!((s.n, s.median_us, s.p99_us, s.max_us), (200, 100.0, 198.0, 200.0));
+    }
+}

@@ -65,6 +65,8 @@ pub struct StopReport {
     pub release: Stats,
     /// Trials in which the counter moved after the confirmed stop (must be 0).
     pub moved_after_confirm: usize,
+    /// Index of the trial with the longest stop (is a first-trial effect or not).
+    pub worst_stop_trial: usize,
     /// Whether the controller ran at SCHED_FIFO.
     pub controller_fifo: bool,
 }
@@ -146,7 +148,16 @@ pub fn measure(mechanism: Mechanism, opts: &Options) -> io::Result<StopReport> {
     drop(fifo);
     let churn_rounds = churn.map(Churn::finish).transpose()?;
     drop(gate);
-    Ok(StopReport { mechanism, churn_rounds, stop: Stats::of(&stops), release: Stats::of(&releases), moved_after_confirm: moved, controller_fifo })
+    let worst_stop_trial = (0..stops.len()).max_by_key(|&i| stops[i]).unwrap_or(0);
+    Ok(StopReport {
+        mechanism,
+        churn_rounds,
+        worst_stop_trial,
+        stop: Stats::of(&stops),
+        release: Stats::of(&releases),
+        moved_after_confirm: moved,
+        controller_fifo,
+    })
 }
 
 /// Waits until the counter differs from `from` (the guest runs).
@@ -206,7 +217,11 @@ impl VcpuThread {
         let start = Instant::now();
         while shared.tid.load(Ordering::SeqCst) == 0 {
             if thread.is_finished() || start.elapsed() > DEADLINE {
-                return Err(thread.join().unwrap_or_else(|_| Err(io::Error::other("vCPU thread panicked"))).err().unwrap_or_else(|| io::Error::other("vCPU thread did not start")));
+                return Err(thread
+                    .join()
+                    .unwrap_or_else(|_| Err(io::Error::other("vCPU thread panicked")))
+                    .err()
+                    .unwrap_or_else(|| io::Error::other("vCPU thread did not start")));
             }
             std::thread::yield_now();
         }
@@ -219,7 +234,11 @@ impl VcpuThread {
         self.shared.quit.store(true, Ordering::SeqCst);
         self.shared.gate.fetch_add(1, Ordering::SeqCst);
         sys::futex_wake(&self.shared.gate);
+        let start = Instant::now();
         while !thread.is_finished() {
+            if start.elapsed() > DEADLINE {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "the vCPU thread does not end"));
+            }
             sys::tgkill(self.tid, sys::KICK_SIGNAL)?;
             std::thread::sleep(Duration::from_micros(100));
         }
@@ -335,7 +354,13 @@ impl SigStopGate {
     fn spawn(exe: &Path, ram: &File, opts: &Options) -> io::Result<SigStopGate> {
         let ram_path = format!("/proc/{}/fd/{}", std::process::id(), ram.as_raw_fd());
         let child = Command::new(exe)
-            .args(["--sigstop-child", &ram_path, &opts.mem_mib.to_string(), &opts.vcpu_cpu.to_string(), if opts.vcpu_fifo { "fifo" } else { "other" }])
+            .args([
+                "--sigstop-child",
+                &ram_path,
+                &opts.mem_mib.to_string(),
+                &opts.vcpu_cpu.to_string(),
+                if opts.vcpu_fifo { "fifo" } else { "other" },
+            ])
             .stdin(Stdio::null())
             .spawn()?;
         Ok(SigStopGate { child })
@@ -352,16 +377,31 @@ impl Gate for SigStopGate {
         if unsafe { libc::kill(self.pid(), libc::SIGSTOP) } != 0 {
             return Err(io::Error::last_os_error());
         }
-        // SAFETY: a zeroed siginfo_t is a valid output buffer for waitid.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: waitid on our own child with a valid siginfo_t buffer.
-        if unsafe { libc::waitid(libc::P_PID, self.pid() as libc::id_t, &mut info, libc::WSTOPPED) } != 0 {
-            return Err(io::Error::last_os_error());
+        // Polled, so that a VM process that died (it never stops) is an error, not a hang.
+        let start = Instant::now();
+        loop {
+            // SAFETY: a zeroed siginfo_t is a valid output buffer for waitid.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            let flags = libc::WSTOPPED | libc::WEXITED | libc::WNOWAIT | libc::WNOHANG;
+            // SAFETY: waitid on our own child with a valid siginfo_t buffer.
+            if unsafe { libc::waitid(libc::P_PID, self.pid() as libc::id_t, &mut info, flags) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: si_pid is valid for the SIGCHLD-style records waitid fills in (0: none yet).
+            if unsafe { info.si_pid() } != 0 {
+                if info.si_code != libc::CLD_STOPPED {
+                    return Err(io::Error::other(format!("the VM process ended (si_code {})", info.si_code)));
+                }
+                // Consumes the stop report, so that the next poll waits for the next stop.
+                // SAFETY: as above, without WNOWAIT.
+                unsafe { libc::waitid(libc::P_PID, self.pid() as libc::id_t, &mut info, libc::WSTOPPED | libc::WNOHANG) };
+                return Ok(());
+            }
+            if start.elapsed() > DEADLINE {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "the VM process did not stop"));
+            }
+            std::hint::spin_loop();
         }
-        if info.si_code != libc::CLD_STOPPED {
-            return Err(io::Error::other(format!("the VM process did not stop (si_code {})", info.si_code)));
-        }
-        Ok(())
     }
 
     fn release(&mut self) -> io::Result<()> {

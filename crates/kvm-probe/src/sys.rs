@@ -80,7 +80,13 @@ pub fn gettid() -> libc::pid_t {
 pub fn futex_wait(word: &AtomicU32, expected: u32) {
     // SAFETY: `word` is a live u32 for the duration of the call; a null timeout waits indefinitely.
     unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG, expected, std::ptr::null::<libc::timespec>());
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            std::ptr::null::<libc::timespec>(),
+        );
     }
 }
 

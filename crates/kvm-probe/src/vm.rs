@@ -84,6 +84,8 @@ pub struct SetupTimes {
     pub memory: Duration,
     /// KVM_CREATE_VCPU and the long-mode registers.
     pub vcpu: Duration,
+    /// The KVM_SET_USER_MEMORY_REGION ioctl alone (part of `memory`).
+    pub slot: Duration,
 }
 
 fn kvm_err(what: &str, e: kvm_ioctls::Error) -> io::Error {
@@ -107,15 +109,17 @@ impl Guest {
         let region = GuestRegionMmap::new(region, GuestAddress(0)).ok_or_else(|| mem_err("guest RAM", "overflow"))?;
         let mem = GuestMemoryMmap::from_regions(vec![region]).map_err(|e| mem_err("guest RAM", e))?;
         let slot = kvm_userspace_memory_region { slot: 0, flags: 0, guest_phys_addr: 0, memory_size: size as u64, userspace_addr: host };
+        let ts = Instant::now();
         // SAFETY: `host` is a live mapping of `size` bytes owned by `mem`, which the returned Guest
         // keeps alive as long as the VM; the slot is the VM's only one.
         unsafe { vm.set_user_memory_region(slot) }.map_err(|e| kvm_err("KVM_SET_USER_MEMORY_REGION", e))?;
+        let slot_time = ts.elapsed();
         write_image(&mem, size)?;
         let tm = Instant::now();
         let vcpu = vm.create_vcpu(0).map_err(|e| kvm_err("KVM_CREATE_VCPU", e))?;
         set_long_mode(&vcpu, entry)?;
         let t2 = Instant::now();
-        Ok((Guest { vm, vcpu, mem }, SetupTimes { create_vm: t1 - t0, memory: tm - t1, vcpu: t2 - tm }))
+        Ok((Guest { vm, vcpu, mem }, SetupTimes { create_vm: t1 - t0, memory: tm - t1, vcpu: t2 - tm, slot: slot_time }))
     }
 
     /// Runs the vCPU until the guest's first `out` to [`PORT_STARTED`].
@@ -155,7 +159,19 @@ fn u64s(words: &[u64]) -> Vec<u8> {
 /// long mode on, flat segments matching the GDT.
 fn set_long_mode(vcpu: &VcpuFd, entry: Entry) -> io::Result<()> {
     let mut sregs = vcpu.get_sregs().map_err(|e| kvm_err("KVM_GET_SREGS", e))?;
-    let code = kvm_segment { base: 0, limit: 0xffff_ffff, selector: 0x08, type_: 0xb, present: 1, dpl: 0, db: 0, s: 1, l: 1, g: 1, ..Default::default() };
+    let code = kvm_segment {
+        base: 0,
+        limit: 0xffff_ffff,
+        selector: 0x08,
+        type_: 0xb,
+        present: 1,
+        dpl: 0,
+        db: 0,
+        s: 1,
+        l: 1,
+        g: 1,
+        ..Default::default()
+    };
     let data = kvm_segment { selector: 0x10, type_: 0x3, db: 1, l: 0, ..code };
     sregs.cs = code;
     (sregs.ds, sregs.es, sregs.fs, sregs.gs, sregs.ss) = (data, data, data, data, data);
