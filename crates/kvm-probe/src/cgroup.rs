@@ -4,6 +4,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::FileExt;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -28,6 +29,22 @@ pub fn freezer_available() -> bool {
     fs::read_to_string(format!("{UNIFIED}/cgroup.controllers")).is_ok() && sys::is_root()
 }
 
+/// Removes the probe's cgroups `<prefix><pid>` (with their children) left in `dir` by probe
+/// processes that are gone (killed before their clean-up ran).
+fn clean_stale(dir: &str, prefix: &str) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let pid = e.file_name().to_str().and_then(|n| n.strip_prefix(prefix)).and_then(|p| p.parse::<u32>().ok());
+        let Some(pid) = pid else { continue };
+        if pid != std::process::id() && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            for child in fs::read_dir(e.path()).into_iter().flatten().flatten().filter(|c| c.path().is_dir()) {
+                let _ = fs::remove_dir(child.path());
+            }
+            let _ = fs::remove_dir(e.path());
+        }
+    }
+}
+
 /// The calling process's v2 cgroup, from `/proc/self/cgroup`.
 fn own_cgroup() -> io::Result<PathBuf> {
     let text = fs::read_to_string("/proc/self/cgroup")?;
@@ -48,6 +65,7 @@ pub struct VcpuCgroup {
 impl VcpuCgroup {
     /// Creates the cgroups and moves thread `tid` of this process into `vcpu`.
     pub fn new(tid: libc::pid_t) -> io::Result<VcpuCgroup> {
+        clean_stale(UNIFIED, "partita-kvm-probe-");
         let home = own_cgroup()?;
         let base = PathBuf::from(UNIFIED).join(format!("partita-kvm-probe-{}", std::process::id()));
         let vcpu = base.join("vcpu");
@@ -115,6 +133,8 @@ pub struct Churn {
 impl Churn {
     /// Starts the churn thread, pinned to `cpu`.
     pub fn start(cpu: usize) -> io::Result<Churn> {
+        clean_stale(UNIFIED, "partita-kvm-churn-");
+        clean_stale(CPUSET_V1, "partita-kvm-churn-");
         let base = PathBuf::from(UNIFIED).join(format!("partita-kvm-churn-{}", std::process::id()));
         fs::create_dir(&base)?;
         let v1 = PathBuf::from(CPUSET_V1).join(format!("partita-kvm-churn-{}", std::process::id()));
@@ -126,7 +146,16 @@ impl Churn {
             }
             Err(_) => None,
         };
-        let child = Command::new("sleep").arg("3600").stdin(Stdio::null()).spawn()?;
+        let mut sleep = Command::new("sleep");
+        sleep.arg("3600").stdin(Stdio::null());
+        // SAFETY: prctl is async-signal-safe; the `sleep` dies with the thread that started it
+        // even if the probe is killed before its clean-up.
+        unsafe {
+            sleep.pre_exec(
+                || if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == 0 { Ok(()) } else { Err(io::Error::last_os_error()) },
+            );
+        }
+        let child = sleep.spawn()?;
         let (stop, rounds) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicU64::new(0)));
         let (s, r, b, pid, v1b) = (stop.clone(), rounds.clone(), base.clone(), child.id().to_string(), v1.clone());
         let thread = std::thread::spawn(move || -> io::Result<()> {

@@ -50,7 +50,6 @@ fn guests_run_and_no_instruction_executes_after_a_confirmed_stop() {
                 vcpu_fifo: false,
                 exe: exe.clone(),
             };
-            eprintln!("kvm probe: {} (churn {churn})", m.name());
             let r = stop::measure(m, &opts).unwrap_or_else(|e| panic!("{} (churn {churn}): {e}", m.name()));
             assert_eq!(r.moved_after_confirm, 0, "{} (churn {churn}): the guest ran after a confirmed stop", m.name());
             assert_eq!(r.release.n, 20, "{} (churn {churn}): the guest runs again after each release", m.name());
