@@ -214,9 +214,5 @@ impl Drop for Churn {
             let _ = fs::remove_dir(v1.join("c"));
             let _ = fs::remove_dir(v1);
         }
-        if let Some(v1) = &self.v1 {
-            let _ = fs::remove_dir(v1.join("c"));
-            let _ = fs::remove_dir(v1);
-        }
     }
 }
