@@ -72,16 +72,28 @@ impl SignalGroupGate {
     }
 
     /// Whether every thread of the cgroup is stopped; with `resend`, SIGSTOP again to each
-    /// one that is not (and to the group, once).
+    /// one that is not (and to the group). The program's own process (the module's child) is
+    /// checked at once through `waitid` (its group-stop flag); only threads of other processes
+    /// (a partition's forked children) are read one by one from `/proc/<tid>/stat`.
     fn check(&self, st: &mut State, resend: bool) -> io::Result<bool> {
+        let main = self.pgid.load(Ordering::Acquire);
+        let main_stopped = if main > 0 { group_stop::child_stopped(main) } else { None };
+        if main_stopped == Some(false) {
+            if resend {
+                self.send_stop(st)?;
+            }
+            return Ok(false);
+        }
         self.cgroup.threads_into(&mut st.ids)?;
         let mut all = true;
         for &tid in &st.ids {
-            let stopped = thread_state(tid)?.is_none_or(is_stopped_state);
-            if !stopped {
+            if main_stopped == Some(true) && group_stop::in_process(main, tid) {
+                continue;
+            }
+            if !thread_state(tid)?.is_none_or(is_stopped_state) {
                 if resend {
                     if all {
-                        kill_group(self.pgid.load(Ordering::Acquire), libc::SIGSTOP)?;
+                        kill_group(main, libc::SIGSTOP)?;
                     }
                     signal_thread(tid, libc::SIGSTOP);
                 }

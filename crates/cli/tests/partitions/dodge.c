@@ -9,9 +9,14 @@
  * (so that a process stopped at the window end would be continued by one not yet stopped),
  * and sleeps 100 us (so that the lower priorities get the CPU too). Each process prints the
  * intervals during which it ran like timecheck.c: "ran START END" (ns since the module
- * epoch; consecutive GET_TIME samples less than 50 us apart). */
+ * epoch; consecutive GET_TIME samples less than 50 us apart).
+ *
+ * The child at priority 10 also runs a thread at priority 88 that spins for 2 ms at a time
+ * (100 us naps): a SIGSTOP sent to its process wakes the main thread, which that spinner keeps
+ * off the CPU, so only a SIGSTOP to the spinning thread itself stops it. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,18 +36,8 @@ static void report(const char *name, long result, int err) {
     fflush(stdout);
 }
 
-static void dodge(int index, int prio) {
-    long r;
-    errno = 0;
-    r = setsid();
-    report("setsid", r, r < 0 ? errno : 0);
-    errno = 0;
-    r = setpgid(0, 0);
-    report("setpgid", r, r < 0 ? errno : 0);
-    struct sched_param p = {.sched_priority = prio};
-    if (sched_setscheduler(0, SCHED_FIFO, &p) != 0) printf("note priority %d refused errno=%d\n", prio, errno);
-    printf("note process %d at priority %d\n", index, prio);
-    fflush(stdout);
+/* Spins in bursts of `burst_ns`, printing "ran" intervals, with 100 us naps between. */
+static void spin(SYSTEM_TIME_TYPE burst_ns, int index) {
     RETURN_CODE_TYPE rc;
     SYSTEM_TIME_TYPE start, last, now, burst;
     GET_TIME(&start, &rc);
@@ -57,14 +52,43 @@ static void dodge(int index, int prio) {
                 start = now;
             }
             last = now;
-        } while (now - burst < 300000);
-        for (int i = 0; i <= CHILDREN; i++) {
+        } while (now - burst < burst_ns);
+        for (int i = 0; index >= 0 && i <= CHILDREN; i++) {
             if (i != index && pids[i] > 0) kill(pids[i], SIGCONT);
         }
-        struct timespec nap = {0, 100000};
         /* Longer than 50 us: the next sample starts a new interval. */
+        struct timespec nap = {0, 100000};
         nanosleep(&nap, NULL);
     }
+}
+
+static void *spinner(void *arg) {
+    (void)arg;
+    struct sched_param p = {.sched_priority = 88};
+    int e = pthread_setschedparam(pthread_self(), SCHED_FIFO, &p);
+    printf("note spinner thread at priority 88%s\n", e ? " refused" : "");
+    fflush(stdout);
+    spin(2000000, -1);
+    return NULL;
+}
+
+static void dodge(int index, int prio) {
+    long r;
+    errno = 0;
+    r = setsid();
+    report("setsid", r, r < 0 ? errno : 0);
+    errno = 0;
+    r = setpgid(0, 0);
+    report("setpgid", r, r < 0 ? errno : 0);
+    struct sched_param p = {.sched_priority = prio};
+    if (sched_setscheduler(0, SCHED_FIFO, &p) != 0) printf("note priority %d refused errno=%d\n", prio, errno);
+    printf("note process %d at priority %d\n", index, prio);
+    fflush(stdout);
+    if (index == 1) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, spinner, NULL) != 0) printf("note pthread_create failed\n");
+    }
+    spin(300000, index);
 }
 
 int main(void) {

@@ -26,6 +26,29 @@ pub fn signal_thread(tid: i32, sig: i32) -> bool {
     unsafe { libc::syscall(libc::SYS_tkill, tid, sig) == 0 }
 }
 
+/// Whether child `pid` of this process is stopped as a whole (every thread of it has entered
+/// the group stop, and no SIGCONT came since): `waitid(WSTOPPED | WNOHANG | WNOWAIT)`, which
+/// reads the kernel's group-stop flag without consuming the report. None: not a child of this
+/// process (or gone). About 1 us, against ~7 us per thread for `/proc/<tid>/stat`.
+pub fn child_stopped(pid: i32) -> Option<bool> {
+    // SAFETY: siginfo_t is plain data; waitid fills it (or leaves si_pid 0 with WNOHANG).
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: waitid on one pid with a valid siginfo buffer; WNOWAIT leaves the child as it is.
+    let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WSTOPPED | libc::WNOHANG | libc::WNOWAIT) };
+    if r != 0 {
+        return None;
+    }
+    // SAFETY: waitid filled a SIGCHLD siginfo (or left it zeroed), whose pid field is valid.
+    let reported = unsafe { info.si_pid() } != 0;
+    Some(reported && info.si_code == libc::CLD_STOPPED)
+}
+
+/// Whether thread `tid` belongs to process `tgid` (`tgkill` with signal 0: nothing is sent).
+pub fn in_process(tgid: i32, tid: i32) -> bool {
+    // SAFETY: tgkill with signal 0 only checks that the thread exists in that thread group.
+    unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid, 0) == 0 }
+}
+
 /// The process group of `pid` (None: it is gone).
 pub fn group_of(pid: i32) -> Option<i32> {
     // SAFETY: getpgid(2) on a pid; no memory is passed.
