@@ -332,15 +332,17 @@ fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, 
 }
 
 /// First check of a chased stop after the boundary: the outgoing partition's threads need
-/// the CPU for a few microseconds to enter their stop once the scheduler sleeps.
-const CHASE_FIRST_NS: i64 = 30_000;
+/// the CPU for a few microseconds each to enter their stop once the scheduler sleeps, and the
+/// incoming partition must not be preempted by the check before it runs (a first check at
+/// 30 us tripled the `partita bench pcs` median, docs/scheduling.md "Signal gate").
+const CHASE_FIRST_NS: i64 = 200_000;
 /// Longest pause between two checks of a chased stop.
 const CHASE_MAX_NS: i64 = 1_000_000;
 
 /// Confirms the stops of gates that ask for it ([`crate::gate::PartitionGate::chased`]) soon
 /// after the boundary rather than at the core's next one, so that a stop a partition undid
-/// (a SIGCONT between its processes) is enforced again within microseconds: checks after
-/// 30 us, then at doubling intervals up to 1 ms, until every such stop is confirmed or
+/// (a SIGCONT between its processes) is enforced again soon: checks after 200 us, then at
+/// doubling intervals up to 1 ms, until every such stop is confirmed or
 /// `until` (the next preparation) comes.
 fn chase_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, open_here: Option<usize>, clock: &dyn Clock, until: i64) {
     let mut step = CHASE_FIRST_NS;
