@@ -22,6 +22,7 @@
 
 pub mod clock;
 pub mod ports;
+pub mod seconds;
 pub mod untrusted;
 
 use core::cell::UnsafeCell;

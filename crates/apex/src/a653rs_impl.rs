@@ -26,9 +26,9 @@
 //! Not implemented because Partita does not have the services yet: memory blocks
 //! (`ApexMemoryBlockP2`).
 
+use crate::kernel::waitq::Discipline;
 use crate::names::Name;
 use crate::types as p;
-use crate::waitq::Discipline;
 use a653rs::bindings as a;
 
 /// Partita as an `a653rs` hypervisor: `impl Partition<Partita> for MyPartition` and
@@ -141,13 +141,13 @@ fn from_process_attribute(attr: &p::ProcessAttribute) -> a::ApexProcessAttribute
 
 impl a::ApexLimits for Partita {
     const SYSTEM_LIMIT_NUMBER_OF_PROCESSES: a::ApexUnsigned = p::MAX_NUMBER_OF_PROCESSES as u32;
-    const SYSTEM_LIMIT_MESSAGE_SIZE: a::MessageSize = crate::objects::buffer::MAX_MESSAGE_SIZE as u32;
-    const SYSTEM_LIMIT_NUMBER_OF_MESSAGES: a::MessageRange = crate::objects::buffer::MAX_NB_MESSAGE as u32;
-    const SYSTEM_LIMIT_NUMBER_OF_BUFFERS: a::ApexUnsigned = crate::objects::MAX_OBJECTS as u32;
-    const SYSTEM_LIMIT_NUMBER_OF_BLACKBOARDS: a::ApexUnsigned = crate::objects::MAX_OBJECTS as u32;
-    const SYSTEM_LIMIT_NUMBER_OF_SEMAPHORES: a::ApexUnsigned = crate::objects::MAX_OBJECTS as u32;
-    const SYSTEM_LIMIT_NUMBER_OF_EVENTS: a::ApexUnsigned = crate::objects::MAX_OBJECTS as u32;
-    const SYSTEM_LIMIT_NUMBER_OF_MUTEXES: a::ApexUnsigned = crate::objects::MAX_OBJECTS as u32;
+    const SYSTEM_LIMIT_MESSAGE_SIZE: a::MessageSize = crate::services::objects::buffer::MAX_MESSAGE_SIZE as u32;
+    const SYSTEM_LIMIT_NUMBER_OF_MESSAGES: a::MessageRange = crate::services::objects::buffer::MAX_NB_MESSAGE as u32;
+    const SYSTEM_LIMIT_NUMBER_OF_BUFFERS: a::ApexUnsigned = crate::services::objects::MAX_OBJECTS as u32;
+    const SYSTEM_LIMIT_NUMBER_OF_BLACKBOARDS: a::ApexUnsigned = crate::services::objects::MAX_OBJECTS as u32;
+    const SYSTEM_LIMIT_NUMBER_OF_SEMAPHORES: a::ApexUnsigned = crate::services::objects::MAX_OBJECTS as u32;
+    const SYSTEM_LIMIT_NUMBER_OF_EVENTS: a::ApexUnsigned = crate::services::objects::MAX_OBJECTS as u32;
+    const SYSTEM_LIMIT_NUMBER_OF_MUTEXES: a::ApexUnsigned = crate::services::objects::MAX_OBJECTS as u32;
 }
 
 impl a::ApexPartitionP4 for Partita {

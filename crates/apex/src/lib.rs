@@ -41,63 +41,59 @@
 //! partition's error handler, the process is FAULTED (GET_PROCESS_STATUS) until the handler
 //! decides: STOP(FAILED_PROCESS_ID) makes it DORMANT (and START restarts it); otherwise it
 //! becomes DORMANT at once and the module's action applies.
+//!
+//! Layers, bottom up (`tests/layers.rs` enforces the first rule):
+//! - `kernel/`: the partition's process kernel: the runtime state and start-up (`runtime`), the
+//!   process table, the process threads and their STOP/SUSPEND (`body`, `signals`, `critical`),
+//!   faults, release points and deadlines (`dispatch`), wait queues, thread creation and
+//!   placement, the monitor threads, trace, and where a detected error goes (`hm`). It never
+//!   imports a service: where it must call one back (a process becoming DORMANT gives back the
+//!   mutex it owns), the service registers a plain function once (`body::on_dormant_release`).
+//! - `services/`: the APEX services built on the kernel: partition, process, control, time, hm,
+//!   schedule, the intra-partition objects and the ports.
+//! - `names` and `types`: the vocabulary both share. The C face (`ffi`), the a653rs face and the
+//!   `log` backend sit on top; the functions re-exported here are the Rust API.
 
 #[cfg(feature = "a653rs")]
 mod a653rs_impl;
-mod body;
-mod control;
-mod critical;
-mod faults;
 pub mod ffi;
-mod hm;
+mod kernel;
 #[cfg(feature = "log")]
 pub mod logger;
-mod monitor;
 pub mod names;
-mod objects;
-mod partition;
-mod placement;
-pub mod ports;
-mod process;
-mod runtime;
-mod schedule;
-mod signals;
-mod sys;
-mod threads;
-mod time;
-mod trace;
+mod services;
 pub mod types;
-mod waitq;
 
 /// The `a653rs` crate this one implements, for partitions to name the same version.
 #[cfg(feature = "a653rs")]
 pub use a653rs;
 #[cfg(feature = "a653rs")]
 pub use a653rs_impl::{Partita, no_failed_address};
-pub use control::{delayed_start, lock_preemption, resume, set_priority, start, stop, stop_self, suspend, suspend_self, unlock_preemption};
-pub use hm::{
+pub use kernel::waitq::Discipline as QueuingDiscipline;
+pub use names::Name;
+pub use services::control::{
+    delayed_start, lock_preemption, resume, set_priority, start, stop, stop_self, suspend, suspend_self, unlock_preemption,
+};
+pub use services::hm::{
     ErrorStatus, configure_error_handler, create_error_handler, get_error_status, raise_application_error, report_application_message,
 };
-pub use names::Name;
-pub use objects::blackboard::{
+pub use services::objects::blackboard::{
     clear_blackboard, create_blackboard, display_blackboard, get_blackboard_id, get_blackboard_status, read_blackboard,
 };
-pub use objects::buffer::{create_buffer, get_buffer_id, get_buffer_status, receive_buffer, send_buffer};
-pub use objects::event::{create_event, get_event_id, get_event_status, reset_event, set_event, wait_event};
-pub use objects::mutex::{
+pub use services::objects::buffer::{create_buffer, get_buffer_id, get_buffer_status, receive_buffer, send_buffer};
+pub use services::objects::event::{create_event, get_event_id, get_event_status, reset_event, set_event, wait_event};
+pub use services::objects::mutex::{
     NO_MUTEX_OWNED, PREEMPTION_LOCK_MUTEX, acquire_mutex, create_mutex, get_mutex_id, get_mutex_status, get_process_mutex_state,
     release_mutex, reset_mutex,
 };
-pub use objects::semaphore::{
+pub use services::objects::semaphore::{
     MAX_SEMAPHORE_VALUE, create_semaphore, get_semaphore_id, get_semaphore_status, signal_semaphore, wait_semaphore,
 };
-pub use partition::{get_partition_status, set_partition_mode};
-pub use ports::*;
-pub use process::{
+pub use services::partition::{get_partition_status, set_partition_mode};
+pub use services::ports::{self, *};
+pub use services::process::{
     create_process, get_my_id, get_my_index, get_my_processor_core_id, get_process_id, get_process_status, initialize_process_core_affinity,
 };
-pub use runtime::parse_seconds;
-pub use schedule::{get_module_schedule_id, get_module_schedule_status, set_module_schedule};
-pub use time::{get_time, periodic_wait, replenish, timed_wait};
+pub use services::schedule::{get_module_schedule_id, get_module_schedule_status, set_module_schedule};
+pub use services::time::{get_time, periodic_wait, replenish, timed_wait};
 pub use types::*;
-pub use waitq::Discipline as QueuingDiscipline;

@@ -19,7 +19,7 @@ impl Log for PartitionLogger {
     fn log(&self, record: &Record) {
         if self.enabled(record.metadata()) {
             let line = format!("{} {}: {}", record.level(), record.target(), record.args());
-            crate::hm::write_line(line.as_bytes());
+            crate::kernel::hm::write_line(line.as_bytes());
         }
     }
 

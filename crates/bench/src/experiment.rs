@@ -137,6 +137,12 @@ impl<'a> RunContext<'a> {
         self.samples(metric, unit, [value]);
     }
 
+    /// The samples of `metric` collected so far at this point (for figures derived from two
+    /// metrics, such as a ratio of medians).
+    pub fn metric_samples(&self, metric: &str) -> Option<Vec<f64>> {
+        self.result.metrics.get(metric).map(|m| m.samples.clone())
+    }
+
     /// A remark stored with the run and shown in the report.
     pub fn note(&mut self, text: impl Into<String>) {
         self.result.notes.push(text.into());

@@ -2,6 +2,7 @@
 //! reproduce the set-ups of the papers in shared/seeds, their workloads, statistics, the SQLite
 //! result store and the HTML report. `docs/bench.md` explains how to run and extend it.
 
+pub mod conditions;
 pub mod experiment;
 pub mod experiments;
 pub mod machine;

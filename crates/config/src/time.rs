@@ -1,6 +1,7 @@
 //! Exact decimal seconds. Configuration times are decimal strings; keeping them as integer
 //! nanoseconds makes "is the frame a multiple of the period" and window sums exact.
 
+use partita_abi::seconds::SecondsError;
 use std::fmt;
 
 /// A duration or instant in integer nanoseconds.
@@ -28,62 +29,14 @@ impl fmt::Display for TimeError {
 }
 
 impl Nanos {
-    /// Parses `[+-]digits[.digits][(e|E)[+-]digits]` exactly.
+    /// Parses `[+-]digits[.digits][(e|E)[+-]digits]` exactly (the one parser lives in
+    /// `partita_abi::seconds`, shared with the partition runtime).
     pub fn parse_seconds(text: &str) -> Result<Nanos, TimeError> {
-        let s = text.trim();
-        let (negative, s) = match s.as_bytes().first() {
-            Some(b'-') => (true, &s[1..]),
-            Some(b'+') => (false, &s[1..]),
-            _ => (false, s),
-        };
-        let (mantissa, exponent) = match s.find(['e', 'E']) {
-            Some(i) => {
-                let e: i32 = s[i + 1..].parse().map_err(|_| TimeError::Malformed)?;
-                (&s[..i], e)
-            }
-            None => (s, 0),
-        };
-        let (int_part, frac_part) = match mantissa.split_once('.') {
-            Some((i, f)) => (i, f),
-            None => (mantissa, ""),
-        };
-        if int_part.is_empty() && frac_part.is_empty() {
-            return Err(TimeError::Malformed);
-        }
-        if !int_part.bytes().chain(frac_part.bytes()).all(|b| b.is_ascii_digit()) {
-            return Err(TimeError::Malformed);
-        }
-        let frac_part = frac_part.trim_end_matches('0');
-        // All digits as one integer, scaled by 10^(exponent - frac_len + 9).
-        let digits = format!("{int_part}{frac_part}");
-        let digits = digits.trim_start_matches('0');
-        let scale = i64::from(exponent) - frac_part.len() as i64 + 9;
-        let mut value: i128 = 0;
-        for b in digits.bytes() {
-            value = value.checked_mul(10).and_then(|v| v.checked_add(i128::from(b - b'0'))).ok_or(TimeError::TooLarge)?;
-            if value > i128::from(i64::MAX) * 1_000_000_000_000 {
-                return Err(TimeError::TooLarge);
-            }
-        }
-        if value != 0 {
-            if scale >= 0 {
-                for _ in 0..scale {
-                    value = value.checked_mul(10).ok_or(TimeError::TooLarge)?;
-                    if value > i128::from(i64::MAX) {
-                        return Err(TimeError::TooLarge);
-                    }
-                }
-            } else {
-                for _ in 0..(-scale) {
-                    if value % 10 != 0 {
-                        return Err(TimeError::TooPrecise);
-                    }
-                    value /= 10;
-                }
-            }
-        }
-        let value = i64::try_from(value).map_err(|_| TimeError::TooLarge)?;
-        Ok(Nanos(if negative { -value } else { value }))
+        partita_abi::seconds::parse_seconds(text).map(Nanos).map_err(|e| match e {
+            SecondsError::Malformed => TimeError::Malformed,
+            SecondsError::TooPrecise => TimeError::TooPrecise,
+            SecondsError::TooLarge => TimeError::TooLarge,
+        })
     }
 
     pub fn as_secs_f64(self) -> f64 {

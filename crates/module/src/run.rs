@@ -333,6 +333,9 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     }
     let interrupted = Arc::new(AtomicBool::new(false));
     let wake = lifecycle.wake.try_clone().map_err(|e| e.to_string())?;
+    // From the stop on, this thread ends the run (joins, trace, clean-up) at the lifecycle's
+    // priority, so that a busy host does not hold the end of the run for seconds.
+    let mut teardown_priority: Option<rt::RaisedPriority> = None;
     let sink = std::thread::scope(|scope| {
         {
             let (state, interrupted, signals) = (&state, &interrupted, &signals);
@@ -427,6 +430,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             }
             if stop_seen.is_none() && state.stop.load(Ordering::Acquire) {
                 stop_seen = Some(rt::now_ns());
+                teardown_priority = rt::RaisedPriority::raise(LIFECYCLE_PRIORITY).ok();
             }
             let give_up_at = stop_seen.unwrap_or(i64::MAX).min(planned_end).saturating_add(STUCK_NS);
             if rt::now_ns() >= give_up_at {
@@ -439,6 +443,9 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
                     tick(&state);
                 }
             }
+        }
+        if teardown_priority.is_none() {
+            teardown_priority = rt::RaisedPriority::raise(LIFECYCLE_PRIORITY).ok();
         }
         for c in cores {
             let _ = c.join();

@@ -7,8 +7,8 @@ mod ports;
 pub mod types;
 
 use crate::names::Name;
+use crate::services::{control, hm, partition, process, schedule, time};
 use crate::types::*;
-use crate::{control, hm, partition, process, schedule, time};
 use libc::c_char;
 use types::*;
 
@@ -57,7 +57,7 @@ pub unsafe extern "C" fn CREATE_PROCESS(attributes: *const ProcessAttributeC, pr
     let attr = unsafe { attributes.as_ref() }.and_then(ProcessAttributeC::to_rust);
     let r = match attr {
         Some(a) => process::create_process(&a),
-        None if crate::runtime::rt().mode() == partita_abi::mode::NORMAL => Err(ErrorReturnCode::InvalidMode),
+        None if crate::kernel::runtime::rt().mode() == partita_abi::mode::NORMAL => Err(ErrorReturnCode::InvalidMode),
         None => Err(ErrorReturnCode::InvalidParam),
     };
     if let Ok(id) = r {
@@ -326,7 +326,7 @@ pub unsafe extern "C" fn RAISE_APPLICATION_ERROR(error_code: u32, message_addr: 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn CREATE_ERROR_HANDLER(entry_point: *mut libc::c_void, stack_size: u32, return_code: *mut u32) {
     let r = if entry_point.is_null() {
-        if crate::runtime::rt().mode() == partita_abi::mode::NORMAL {
+        if crate::kernel::runtime::rt().mode() == partita_abi::mode::NORMAL {
             Err(ErrorReturnCode::InvalidMode)
         } else {
             Err(ErrorReturnCode::InvalidParam)

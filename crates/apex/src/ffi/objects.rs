@@ -4,10 +4,10 @@
 
 use super::types::*;
 use super::{name, put, rc};
-use crate::objects::{blackboard, buffer, event, mutex, semaphore};
-use crate::runtime::rt;
+use crate::kernel::runtime::rt;
+use crate::kernel::waitq::Discipline;
+use crate::services::objects::{blackboard, buffer, event, mutex, semaphore};
 use crate::types::*;
-use crate::waitq::Discipline;
 use libc::c_char;
 use partita_abi::mode;
 

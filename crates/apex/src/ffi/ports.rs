@@ -4,7 +4,7 @@
 
 use super::{name, put, rc};
 use crate::QueuingDiscipline;
-use crate::ports::*;
+use crate::services::ports::*;
 use crate::types::*;
 use libc::c_char;
 

@@ -165,7 +165,7 @@ pub struct ErrorStatusC {
 }
 
 impl ErrorStatusC {
-    pub fn from_rust(s: &crate::hm::ErrorStatus) -> ErrorStatusC {
+    pub fn from_rust(s: &crate::services::hm::ErrorStatus) -> ErrorStatusC {
         ErrorStatusC {
             error_code: s.code,
             message: s.message,

@@ -130,6 +130,19 @@ pub fn run_native_rt(exe: &Path, args: &[String], cpu: Option<usize>) -> Result<
     native(exe, args, cpu, crate::machine::privileged())
 }
 
+/// [`run_native`] as a partition's thread runs: pinned to `cpu` at SCHED_FIFO `priority` (as
+/// root), set before exec. The caller holds the partition's other conditions
+/// (`crate::conditions::Conditions`).
+pub fn run_native_at(exe: &Path, args: &[String], cpu: u32, priority: i32) -> Result<String, String> {
+    let mut c = Command::new(exe);
+    crate::conditions::realtime(&mut c, priority, &[cpu]);
+    let out = c.args(args).stderr(Stdio::inherit()).output().map_err(|e| format!("{}: {e}", exe.display()))?;
+    if !out.status.success() {
+        return Err(format!("{} {} failed: {}", exe.display(), args.join(" "), out.status));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 fn native(exe: &Path, args: &[String], cpu: Option<usize>, realtime: bool) -> Result<String, String> {
     let mut prefix: Vec<String> = Vec::new();
     if realtime {

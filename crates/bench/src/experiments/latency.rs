@@ -1,6 +1,7 @@
 //! `latency`: cyclictest-style periodic wake-up latency of a process inside a partition, beside
 //! rt-tests' `cyclictest` run natively on the same CPU in the same invocation (seed 004 Table 1).
 
+use crate::conditions::{Conditions, PARTITION_MAIN_RT_PRIORITY, realtime};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use crate::module_run::{ModuleSpec, PartitionSpec, Window, machine_lock, run_module};
 
@@ -77,7 +78,10 @@ impl Experiment for Latency {
          every interval with TIMED_WAIT to the next planned instant and records GET_TIME - planned (partition_wakeup_ns). \
          In the same invocation rt-tests' cyclictest runs natively on the same CPU at the same Linux priority (73) with \
          the same interval and loop count (cyclictest_ns, from its 1 us histogram, each sample at its bucket's middle). --backend native runs the same \
-         program without a module (the APEX runtime standalone) instead of in a partition. Differs from seed 004: an x86 \
+         program without a module (the APEX runtime standalone) instead of in a partition, under the partition's conditions: \
+         pinned to CPU 1, main thread at SCHED_FIFO 10 and the process at 73 as in a partition, zero wake-up latency requested \
+         on the CPU and real-time throttling lifted, as `partita run` does. wakeup_ratio = partition_wakeup_ns median / \
+         cyclictest_ns median of the same invocation, the figure that compares across hosts. Differs from seed 004: an x86 \
          VM instead of an Arndale Cortex-A15, a partition under Partita instead of a Xen guest; --quick uses a 1 ms \
          interval and 5,000 loops instead of 10 ms and 10,000; the frame boundary once a second stops and releases the \
          partition, which a wake-up there pays for."
@@ -94,12 +98,18 @@ impl Experiment for Latency {
         let samples = if ctx.backend == Backend::Native {
             ctx.progress("the same loop natively (APEX runtime standalone)");
             let _machine = machine_lock()?;
-            let out = ctx
-                .programs
-                .native_command("latency", &[&args[0], &args[1]])
-                .env("PARTITA_STANDALONE_CPUS", CPU.to_string())
-                .output()
-                .map_err(|e| format!("{}: {e}", ctx.programs.exe.display()))?;
+            // As in a partition: the CPU's wake-up latency request, throttling lifted, the
+            // main thread at its band's base on the CPU (the runtime sets the process's own
+            // priority, 73, and pins it to PARTITA_STANDALONE_CPUS).
+            let conditions = Conditions::hold(&[CPU]);
+            if let Some(n) = conditions.note() {
+                ctx.note(n);
+            }
+            let mut cmd = ctx.programs.native_command("latency", &[&args[0], &args[1]]);
+            cmd.env("PARTITA_STANDALONE_CPUS", CPU.to_string());
+            realtime(&mut cmd, PARTITION_MAIN_RT_PRIORITY, &[CPU]);
+            let out = cmd.output().map_err(|e| format!("{}: {e}", ctx.programs.exe.display()))?;
+            drop(conditions);
             crate::workload::parse_samples(&String::from_utf8_lossy(&out.stdout))
         } else {
             ctx.progress("the loop inside a partition");
@@ -120,6 +130,9 @@ impl Experiment for Latency {
         let v: Vec<f64> = samples.into_iter().filter(|(m, _)| m == "partition_wakeup_ns").map(|(_, v)| v).collect();
         if v.is_empty() {
             return Err("the latency program printed no samples".into());
+        }
+        if let Some(ct) = ctx.metric_samples("cyclictest_ns") {
+            ctx.sample("wakeup_ratio", Unit::Ratio, super::switch_floor::ratio_of_medians(&v, &ct));
         }
         ctx.samples("partition_wakeup_ns", Unit::Ns, v);
         Ok(())

@@ -21,6 +21,7 @@ pub mod soak_parts;
 pub mod soak_report;
 pub mod spinlock;
 pub mod startup;
+pub mod switch_floor;
 pub mod workload_sections;
 
 use crate::experiment::Experiment;
@@ -51,6 +52,7 @@ pub fn workloads() -> Vec<&'static Workload> {
         &programs::COUNT,
         &programs::API,
         &programs::IDLE,
+        &switch_floor::SWITCH_FLOOR,
         &soak_parts::TIME,
         &soak_parts::PRODUCER,
         &soak_parts::CONSUMER,

@@ -1,10 +1,16 @@
 //! `native-vs-partition`: workload score natively and as partitions, 1 and 2 cores, -O0..-O3.
 
-use super::c_workloads::{Part, build_wl, cpus, module_xml, parse_lines, run_module, run_native_rt};
+use super::c_workloads::{Part, build_wl, cpus, module_xml, parse_lines, run_module, run_native_at};
+use crate::conditions::{Conditions, CpuTimes, PARTITION_MAIN_RT_PRIORITY, baseline_problem, noise_pct, partition_rt_priority};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use std::time::Duration;
 
 pub struct NativeVsPartition;
+
+/// Linux priority of the workload's ARINC process (priority 10 in wl.c) in a partition.
+fn work_rt_priority() -> i32 {
+    partition_rt_priority(10)
+}
 
 /// Iterations per repetition, so that one repetition takes about 0.1-0.3 s at -O0.
 fn iterations(kernel: &str) -> u64 {
@@ -21,10 +27,14 @@ impl Experiment for NativeVsPartition {
     fn description(&self) -> &'static str {
         "The data-structure kernel (CoreMark-class: list, matrix, state machine, CRC) and the integer mix \
          (Dhrystone-class), built with cc at -O0..-O3, run natively pinned to CPU 0 (and a second copy on CPU 1 \
-         for 2 cores) at SCHED_FIFO 50 like a partition's processes, then as one partition per core with a window covering the whole 1 s major frame (the paper \
+         for 2 cores) under the partition's conditions (SCHED_FIFO 20 as the workload's ARINC process at priority 10 in a partition, \
+         zero wake-up latency requested on the CPUs and real-time throttling lifted, as `partita run` does), then as one partition per core with a window covering the whole 1 s major frame (the paper \
          used slots over 30 s to keep partition switches out; here one switch per second remains). Score = \
          iterations per second; loss_pct compares the partitioned median with the native median of the same point \
-         and run. The papers measured CoreMark/MHz on an Atom (seed 001) and Dhrystone on LEON3/LEON4 (seed 000); \
+         and run. The native runs come before and after the partitioned one; noise_pct = (max - min) / median of all their \
+         repetitions is the baseline's run-to-run noise. A native median below the partitioned one by more than that noise is \
+         a measurement problem, not a result: the point then carries rejected_loss_pct instead of loss_pct and a note with the \
+         reason (native_steal_pct / partition_steal_pct: the hypervisor's steal time on the CPUs during each, from /proc/stat). The papers measured CoreMark/MHz on an Atom (seed 001) and Dhrystone on LEON3/LEON4 (seed 000); \
          this is a 2-vCPU VM sharing its host. With --workload-cmd CMD (for example a licensed CoreMark build) the -O0 data-structure points also time CMD natively and as partitions (cmd_native_ns, cmd_partition_ns, cmd_loss_pct); the partition program is /bin/sh running CMD, which makes no APEX call and so stays in COLD_START, scheduled in its windows all the same."
     }
     fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
@@ -60,26 +70,42 @@ impl Experiment for NativeVsPartition {
             a
         };
         let score = |ns: f64| n as f64 / (ns / 1e9);
-        // Native: one copy per core, at the same time.
-        ctx.progress(&format!("{kernel} -O{level} native, {cores} core(s)"));
-        let outs: Vec<_> = std::thread::scope(|s| {
-            let handles: Vec<_> = (0..cores)
-                .map(|c| {
-                    let (exe, a) = (&exe, args(false));
-                    s.spawn(move || run_native_rt(exe, &a, Some(c)))
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("panicked".into()))).collect()
-        });
-        let mut native = Vec::new();
-        for o in outs {
-            native.extend(parse_lines(&o?).iter().filter_map(|l| l.num("ns")).map(score));
-        }
-        ctx.samples("native_score", Unit::Count, native.clone());
+        let module_cpus: Vec<u32> = (0..cpus() as u32).collect();
+        let cores_used: Vec<u32> = (0..cores as u32).collect();
+        // Native: one copy per core, at the same time, under the partition's conditions (its
+        // process's FIFO priority, the CPUs' wake-up latency request, throttling lifted). Run
+        // before and after the partitioned run: the two give the baseline's run-to-run noise.
+        let native_run = |ctx: &mut RunContext, round: &str| -> Result<(Vec<f64>, f64), String> {
+            ctx.progress(&format!("{kernel} -O{level} native ({round}), {cores} core(s)"));
+            let conditions = Conditions::hold(&module_cpus);
+            if let Some(note) = conditions.note() {
+                ctx.note(note);
+            }
+            let before = CpuTimes::read(&cores_used);
+            let outs: Vec<Result<String, String>> = std::thread::scope(|s| {
+                let handles: Vec<_> = cores_used
+                    .iter()
+                    .map(|&c| {
+                        let (exe, a) = (&exe, args(false));
+                        s.spawn(move || run_native_at(exe, &a, c, work_rt_priority()))
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("panicked".into()))).collect()
+            });
+            let steal = CpuTimes::read(&cores_used).steal_pct_since(&before);
+            drop(conditions);
+            let mut v = Vec::new();
+            for o in outs {
+                v.extend(parse_lines(&o?).iter().filter_map(|l| l.num("ns")).map(score));
+            }
+            Ok((v, steal))
+        };
+        let (mut native, steal_before) = native_run(ctx, "before")?;
         if let Some(cmd) = ctx.programs.workload_cmd.clone().filter(|_| kernel == "dskernel" && level == 0) {
             user_command(ctx, &cmd, cores, reps)?;
         }
         if ctx.backend == Backend::Native {
+            ctx.samples("native_score", Unit::Count, native);
             return Ok(());
         }
         ctx.progress(&format!("{kernel} -O{level} partitioned, {cores} core(s)"));
@@ -93,6 +119,7 @@ impl Experiment for NativeVsPartition {
                 period_s: None,
             })
             .collect();
+        let before = CpuTimes::read(&cores_used);
         let out = run_module(
             &ctx.programs.exe,
             &ctx.scratch,
@@ -100,6 +127,7 @@ impl Experiment for NativeVsPartition {
             cores,
             Duration::from_secs(120),
         )?;
+        let steal_partition = CpuTimes::read(&cores_used).steal_pct_since(&before);
         let lines: Vec<_> = parse_lines(&out).into_iter().filter(|l| l.kernel == kernel).collect();
         let part: Vec<f64> = lines.iter().filter_map(|l| l.num("ns")).map(score).collect();
         if cores > 1 {
@@ -113,8 +141,23 @@ impl Experiment for NativeVsPartition {
             return Err("the partitions reported no score".into());
         }
         ctx.samples("partition_score", Unit::Count, part.clone());
+        let (after, steal_after) = native_run(ctx, "after")?;
+        native.extend(after);
+        let steal_native = (steal_before + steal_after) / 2.0;
+        ctx.samples("native_score", Unit::Count, native.clone());
+        ctx.sample("native_steal_pct", Unit::Percent, steal_native);
+        ctx.sample("partition_steal_pct", Unit::Percent, steal_partition);
+        let noise = noise_pct(&native);
+        ctx.sample("noise_pct", Unit::Percent, noise);
         let (mn, mp) = (median(&native), median(&part));
-        ctx.sample("loss_pct", Unit::Percent, (mn - mp) / mn * 100.0);
+        let loss = (mn - mp) / mn * 100.0;
+        match baseline_problem(loss, noise, (steal_native, steal_partition)) {
+            Some(problem) => {
+                ctx.note(format!("{kernel} -O{level}, {cores} core(s): {problem}; loss_pct is not given (rejected_loss_pct)"));
+                ctx.sample("rejected_loss_pct", Unit::Percent, loss);
+            }
+            None => ctx.sample("loss_pct", Unit::Percent, loss),
+        }
         Ok(())
     }
 }
@@ -131,15 +174,17 @@ fn user_command(ctx: &mut RunContext, cmd: &str, cores: usize, reps: u32) -> Res
     std::fs::write(&script, body).map_err(|e| e.to_string())?;
     let sh = std::path::PathBuf::from("/bin/sh");
     ctx.progress(&format!("--workload-cmd natively, {cores} core(s)"));
+    let conditions = Conditions::hold(&(0..cpus() as u32).collect::<Vec<_>>());
     let outs: Vec<Result<String, String>> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..cores)
             .map(|c| {
                 let (sh, a) = (&sh, vec![script.display().to_string(), "native".to_string()]);
-                s.spawn(move || run_native_rt(sh, &a, Some(c)))
+                s.spawn(move || run_native_at(sh, &a, c as u32, PARTITION_MAIN_RT_PRIORITY))
             })
             .collect();
         hs.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("panicked".into()))).collect()
     });
+    drop(conditions);
     let mut native = Vec::new();
     for o in outs {
         native.extend(parse_lines(&o?).iter().filter(|l| l.kernel == "cmd").filter_map(|l| l.num("ns")));

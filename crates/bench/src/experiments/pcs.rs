@@ -3,7 +3,7 @@
 //! module run.
 
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
-use crate::module_run::{ModuleSpec, PartitionSpec, Window, run_module};
+use crate::module_run::{ModuleSpec, PartitionSpec, Window, machine_lock, run_module};
 use partita_trace::Event;
 use std::collections::HashMap;
 
@@ -66,7 +66,10 @@ impl Experiment for Pcs {
          Differs from the papers: a 2-core VM instead of an Atom (seed 001) or a Pentium (seed 002); the switch is the cgroup \
          freezer (docs/scheduling.md), the scheduler wakes early and spins to the boundary, so TmrO measures the spin's end, not \
          a timer interrupt; seed 002's partitions had its OFP/VSP task set, here N identical processes. No native baseline \
-         (there is no partition switch without partitions)."
+         (there is no partition switch without partitions); \
+         instead, before each point, the host's same-core process-switch floor on CPU 0 (switch_floor_ns: two processes at \
+         SCHED_FIFO 20, the pcs processes' priority, hand a byte back and forth through pipes; half a round trip) and \
+         pcs_floor_ratio = PCS median / floor median, the figure that compares across hosts."
     }
     fn backends(&self) -> &'static [Backend] {
         &[Backend::Process]
@@ -91,6 +94,11 @@ impl Experiment for Pcs {
             major_frame_ns: MAF_NS,
             partitions: vec![partition("P1", 0), partition("P2", half)],
         };
+        ctx.progress("the host's process-switch floor on CPU 0");
+        let floor = {
+            let _machine = machine_lock()?;
+            super::switch_floor::measure(ctx, 0, if ctx.quick { 5000 } else { 20_000 })?
+        };
         ctx.progress(&format!("{n} processes per partition, {secs} s"));
         let run = run_module(ctx, &spec, (secs * 1_000_000_000 / MAF_NS) as u64)?;
         let f = switch_figures(&run.events, 100_000_000);
@@ -98,6 +106,8 @@ impl Experiment for Pcs {
             return Err(format!("the trace has no partition_running event\n{}", crate::module_run::tail(&run.stderr, 5)));
         }
         ctx.samples("tmro_ns", Unit::Ns, f.tmro);
+        ctx.sample("pcs_floor_ratio", Unit::Ratio, super::switch_floor::ratio_of_medians(&f.pcs, &floor));
+        ctx.samples("switch_floor_ns", Unit::Ns, floor);
         ctx.samples("pcs_ns", Unit::Ns, f.pcs);
         ctx.samples("dispatch_ns", Unit::Ns, f.dispatch);
         ctx.samples("ctsw_ns", Unit::Ns, f.ctsw);

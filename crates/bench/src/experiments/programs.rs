@@ -71,6 +71,17 @@ fn fail(e: String) -> i32 {
     1
 }
 
+/// Exits the program. Standalone (a native baseline), its threads run at several SCHED_FIFO
+/// priorities on one CPU and are first moved to SCHED_OTHER: a process dying real-time there can
+/// hold the CPU for good (`backend::rt::demote_threads`). In a partition the module does that.
+fn exit_process(code: i32) -> ! {
+    if std::env::var_os("PARTITA_PARTITION").is_none() {
+        use partita_module::backend::rt::{demote_threads, threads_of};
+        demote_threads(threads_of(std::process::id() as i32));
+    }
+    std::process::exit(code)
+}
+
 fn spin_ns(ns: i64) {
     let end = now_ns() + ns;
     while now_ns() < end {
@@ -112,7 +123,7 @@ extern "C" fn latency_process() {
         let _ = writeln!(w, "sample partition_wakeup_ns {v}");
     }
     let _ = w.flush();
-    std::process::exit(0);
+    exit_process(0);
 }
 
 /// `latency INTERVAL_NS LOOPS`.
@@ -169,7 +180,7 @@ extern "C" fn count_process() {
         switch_lost.sort_unstable();
         report_sample("switch_lost_ns", switch_lost[switch_lost.len() / 2] as f64);
     }
-    std::process::exit(0);
+    exit_process(0);
 }
 
 /// A pause in counting longer than this is not counting (one round of the loop takes < 1 us).
@@ -252,7 +263,7 @@ extern "C" fn api_process() {
         let _ = writeln!(w, "sample {name} {v}");
     }
     let _ = w.flush();
-    std::process::exit(0);
+    exit_process(0);
 }
 
 /// `api N`: N calls of each service; CREATE_PROCESS and START as often as the process table
@@ -284,7 +295,7 @@ fn api_main(args: &[String]) -> i32 {
 extern "C" fn idle_process() {
     println!("ready {}", get_time());
     if std::env::var_os("PARTITA_PARTITION").is_none() {
-        std::process::exit(0);
+        exit_process(0);
     }
     sleeper();
 }

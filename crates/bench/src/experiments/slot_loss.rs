@@ -2,6 +2,7 @@
 //! 1 ms, beside the overhead model of seed 001 (`crate::model`) evaluated with the partition
 //! switch cost measured in the same run (seed 001 Table 1).
 
+use crate::conditions::CpuTimes;
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use crate::model::performance_loss;
 use crate::module_run::{ModuleSpec, PartitionSpec, Window, run_module};
@@ -15,6 +16,8 @@ pub struct SlotLoss;
 /// Counting partitions sharing the core, as in seed 001 (its fourth, the reader, is replaced by
 /// each partition printing its own count).
 const PARTITIONS: usize = 3;
+/// The host CPU the partitions share.
+const CPU: u32 = 1;
 
 /// Mean count per partition at the largest slot of this invocation: seed 001's reference (0 % loss).
 static REFERENCE: Mutex<Option<(i64, f64)>> = Mutex::new(None);
@@ -42,6 +45,57 @@ pub fn window_lost(events: &[Event], slot_ns: i64, from: i64, to: i64) -> Vec<f6
         .collect()
 }
 
+/// What the windows ending in (from, to] lost, in percent of their planned time, by cause:
+/// `margin` = planned end - the scheduler's wake-up that stopped the partition (its early-wake
+/// margin: the stop and the release happen in it), `switch` = partition_running - planned start
+/// (the release up to the partition's first code), `missed` = windows in which the partition
+/// did not run at all (whole).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct LossSplit {
+    pub margin_pct: f64,
+    pub switch_pct: f64,
+    pub missed_pct: f64,
+}
+
+pub fn loss_split(events: &[Event], slot_ns: i64, from: i64, to: i64) -> Option<LossSplit> {
+    let mut running: HashMap<(u32, i64), i64> = HashMap::new();
+    for e in events {
+        if let Event::PartitionRunning { t, partition, planned, .. } = e {
+            running.insert((*partition, *planned), *t);
+        }
+    }
+    let (mut windows, mut margin, mut switch, mut missed) = (0i64, 0i64, 0i64, 0i64);
+    for e in events {
+        if let Event::WindowEnd { t, partition, planned, .. } = e
+            && *planned > from
+            && *planned <= to
+        {
+            windows += 1;
+            let start = planned - slot_ns;
+            match running.get(&(*partition, start)) {
+                Some(r) => {
+                    margin += (planned - t).clamp(0, slot_ns);
+                    switch += (r - start).clamp(0, slot_ns);
+                }
+                None => missed += slot_ns,
+            }
+        }
+    }
+    if windows == 0 {
+        return None;
+    }
+    let pct = |ns: i64| ns as f64 / (windows * slot_ns) as f64 * 100.0;
+    Some(LossSplit { margin_pct: pct(margin), switch_pct: pct(switch), missed_pct: pct(missed) })
+}
+
+/// The host's share of a partition's window time, in percent: the pauses its counting saw
+/// inside its windows (`paused_ns`: interrupts, the hypervisor's steal, throttling) over its
+/// planned window time.
+pub fn host_pct(paused_ns: f64, windows: f64, slot_ns: i64) -> f64 {
+    let planned = windows * slot_ns as f64;
+    if planned <= 0.0 { f64::NAN } else { paused_ns / planned * 100.0 }
+}
+
 impl Experiment for SlotLoss {
     fn name(&self) -> &'static str {
         "slot-loss"
@@ -61,7 +115,12 @@ impl Experiment for SlotLoss {
          minus those windows (the scheduler's early stop, its wake-up and the switch in; switch_lost_ns, the median per \
          partition; model_switch_loss_pct); with the trace's PCS (partition_running - planned, model_loss_pct); and with the \
          trace's time lost per window (window_lost_ns, model_lost_loss_pct; a window in which the partition did not run \
-         counts whole). Differs from seed 001: a 2-core x86 VM, not a LEON/Atom board; no reader partition."
+         counts whole). The loss split by cause, in percent of the planned window time: margin_loss_pct (planned end - the \
+         scheduler's early wake-up that stops the partition: the stop and the release happen in this margin), switch_loss_pct \
+         (partition_running - planned start: the release up to the partition's first code), missed_loss_pct (windows the \
+         partition did not run in), all from the trace, and host_loss_pct (the counting partitions' own pauses inside their \
+         windows: interrupts, the hypervisor's steal, throttling), with steal_pct, the CPU's steal time over the run from \
+         /proc/stat. Differs from seed 001: a 2-core x86 VM, not a LEON/Atom board; no reader partition."
     }
     fn backends(&self) -> &'static [Backend] {
         &[Backend::Process]
@@ -79,7 +138,7 @@ impl Experiment for SlotLoss {
         let to = from + (secs * 1_000_000_000 + maf - 1) / maf * maf;
         let spec = ModuleSpec {
             name: "SlotLoss".into(),
-            cpus: "1".into(),
+            cpus: CPU.to_string(),
             major_frame_ns: maf,
             partitions: (0..PARTITIONS)
                 .map(|i| PartitionSpec {
@@ -92,7 +151,9 @@ impl Experiment for SlotLoss {
         };
         ctx.progress(&format!("{slot_ms} ms slots, {} s counting", (to - from) / 1_000_000_000));
         // A tail after the counting interval lets every partition see its end and print its count.
+        let before = CpuTimes::read(&[CPU]);
         let run = run_module(ctx, &spec, ((to + 500_000_000) / maf + 1) as u64)?;
+        ctx.sample("steal_pct", Unit::Percent, CpuTimes::read(&[CPU]).steal_pct_since(&before));
         let reported = |metric: &str| -> Vec<f64> {
             (1..=PARTITIONS).filter_map(|i| run.samples(&format!("C{i}")).into_iter().find(|(m, _)| m == metric).map(|(_, v)| v)).collect()
         };
@@ -150,6 +211,12 @@ impl Experiment for SlotLoss {
             ctx.samples("loss_pct", Unit::Percent, own_loss);
         }
         ctx.samples("paused_pct", Unit::Percent, paused.iter().map(|p| p / (to - from) as f64 * 100.0));
+        if let Some(split) = loss_split(&run.events, slot, from, to) {
+            ctx.sample("margin_loss_pct", Unit::Percent, split.margin_pct);
+            ctx.sample("switch_loss_pct", Unit::Percent, split.switch_pct);
+            ctx.sample("missed_loss_pct", Unit::Percent, split.missed_pct);
+        }
+        ctx.samples("host_loss_pct", Unit::Percent, paused.iter().map(|p| host_pct(*p, windows, slot)));
         if let Some(pcs_s) = Summary::of(&pcs) {
             ctx.sample("model_loss_pct", Unit::Percent, performance_loss(pcs_s.median, &slots) * 100.0);
         }
@@ -181,5 +248,25 @@ mod tests {
         assert_eq!(window_lost(&ev, 1_000_000, 0, 10_000_000), vec![70.0, 1_000_000.0]);
         assert_eq!(window_lost(&ev, 1_000_000, 2_000_000, 10_000_000), vec![1_000_000.0], "partition 2 never ran");
         assert!(window_lost(&ev, 1_000_000, 3_000_000, 10_000_000).is_empty());
+    }
+
+    #[test]
+    fn the_loss_splits_into_margin_switch_and_missed_windows() {
+        let ev = vec![
+            Event::PartitionRunning { t: 1_000_020, core: 0, partition: 1, planned: 1_000_000 },
+            Event::WindowEnd { t: 1_999_950, core: 0, partition: 1, window: 1, planned: 2_000_000 },
+            Event::PartitionRunning { t: 2_000_030, core: 0, partition: 2, planned: 2_000_000 },
+            Event::WindowEnd { t: 2_999_910, core: 0, partition: 2, window: 1, planned: 3_000_000 },
+            Event::WindowEnd { t: 3_999_950, core: 0, partition: 3, window: 1, planned: 4_000_000 },
+        ];
+        let s = loss_split(&ev, 1_000_000, 0, 10_000_000).unwrap();
+        // Three windows of 1 ms: margins 50 + 90 ns, switches 20 + 30 ns, one window missed.
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(s.margin_pct, 140.0 / 3e6 * 100.0), "{s:?}");
+        assert!(close(s.switch_pct, 50.0 / 3e6 * 100.0), "{s:?}");
+        assert!(close(s.missed_pct, 100.0 / 3.0), "{s:?}");
+        assert_eq!(loss_split(&ev, 1_000_000, 4_000_000, 10_000_000), None);
+        assert!(close(host_pct(30_000.0, 10.0, 1_000_000), 0.3));
+        assert!(host_pct(1.0, 0.0, 1_000_000).is_nan());
     }
 }

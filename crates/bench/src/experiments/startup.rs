@@ -1,6 +1,7 @@
 //! `startup`: time from `partita run` to all partitions NORMAL, 1..64 partitions (seed 002
 //! Fig. 20).
 
+use crate::conditions::{Conditions, PARTITION_MAIN_RT_PRIORITY, realtime};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use crate::module_run::{ModuleSpec, PartitionSpec, Window, machine_lock, monotonic_ns, run_module};
 use partita_trace::Event;
@@ -26,13 +27,20 @@ pub fn normal_instants(events: &[Event], epoch_monotonic_ns: i64) -> Vec<i64> {
 
 fn native(ctx: &mut RunContext, n: usize) -> Result<(), String> {
     let _machine = machine_lock()?;
+    // As the partitions: the CPUs' wake-up latency request and throttling lifted, each program
+    // pinned to its core with its main thread at its band's base (FIFO 10).
+    let conditions = Conditions::hold(&[0, 1]);
+    if let Some(note) = conditions.note() {
+        ctx.note(note);
+    }
     let t0 = monotonic_ns();
     let mut children = Vec::new();
     for i in 0..n {
-        let child = ctx
-            .programs
-            .native_command("idle", &[])
-            .env("PARTITA_STANDALONE_CPUS", (i % 2).to_string())
+        let cpu = (i % 2) as u32;
+        let mut cmd = ctx.programs.native_command("idle", &[]);
+        realtime(&mut cmd, PARTITION_MAIN_RT_PRIORITY, &[cpu]);
+        let child = cmd
+            .env("PARTITA_STANDALONE_CPUS", cpu.to_string())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -67,7 +75,9 @@ impl Experiment for Startup {
          alternating over the 2 cores. startup_ns = from just before `partita run` is started to the last partition's \
          mode change to NORMAL in the trace (epoch + t); epoch_ns = from that start to the module epoch (configuration, \
          cgroups, spawning); normal_ns = each partition's NORMAL after the epoch. --backend native starts N plain \
-         processes of the same program (APEX runtime standalone) and takes the time until each one's process ran. \
+         processes of the same program (APEX runtime standalone) under the partitions' conditions (pinned to the \
+         same core, main thread at SCHED_FIFO 10, zero wake-up latency requested on both CPUs, real-time throttling lifted) and \
+         takes the time until each one's process ran. \
          Differs from seed 002: its figure times system initialization of its three designs on a Pentium (the VMM-level one \
          dominated by guest OS boot); here only the module starts on a running machine, 1..64 partitions on 2 cores."
     }

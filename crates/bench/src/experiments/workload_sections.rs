@@ -40,6 +40,7 @@ pub fn native_vs_partition(e: &dyn Experiment, data: &ExperimentData, p: &Publis
         "native score (it/s)".into(),
         "partitioned score (it/s)".into(),
         "loss %".into(),
+        "native noise %".into(),
     ]];
     let mut bars: Vec<(String, f64)> = Vec::new();
     for r in &data.runs {
@@ -57,7 +58,12 @@ pub fn native_vs_partition(e: &dyn Experiment, data: &ExperimentData, p: &Publis
                 if per_core.is_empty() { format!("{:.0}", s.median) } else { format!("{:.0} ({})", s.median, per_core.join(", ")) }
             })
             .unwrap_or("-".into()),
-            loss.map(f2).unwrap_or("-".into()),
+            match (loss, summary(r, "rejected_loss_pct")) {
+                (Some(l), _) => f2(l),
+                (None, Some(x)) => format!("measurement problem (baseline {:.2} % slower; see notes)", -x.median),
+                (None, None) => "-".into(),
+            },
+            summary(r, "noise_pct").map(|s| f2(s.median)).unwrap_or("-".into()),
         ]);
         if let Some(l) = loss {
             bars.push((format!("{} {} {}c", param_s(r, "kernel"), param_s(r, "flags"), param_s(r, "cores")), l));
@@ -74,6 +80,7 @@ pub fn native_vs_partition(e: &dyn Experiment, data: &ExperimentData, p: &Publis
                 g("coremark_per_mhz"),
                 "-".into(),
                 g("loss_pct"),
+                "-".into(),
             ]);
         }
     }

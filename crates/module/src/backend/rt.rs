@@ -97,6 +97,37 @@ pub fn set_current_normal() -> io::Result<()> {
     Ok(())
 }
 
+/// The calling thread at `SCHED_FIFO` for as long as the value lives; its previous policy and
+/// priority come back on drop. For work that must finish promptly whatever else the host runs:
+/// a run's teardown after its stop, which at the normal policy waited seconds behind a busy
+/// host's other processes.
+pub struct RaisedPriority {
+    policy: i32,
+    param: libc::sched_param,
+    /// Not `Send`: the drop must run on the thread that raised itself.
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+impl RaisedPriority {
+    pub fn raise(priority: i32) -> io::Result<RaisedPriority> {
+        // SAFETY: pid 0 is the calling thread; `param` is a writable sched_param.
+        let policy = unsafe { libc::sched_getscheduler(0) };
+        let mut param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: as above.
+        sys::cvt(unsafe { libc::sched_getparam(0, &mut param) } as libc::c_long)?;
+        set_current_fifo(priority)?;
+        Ok(RaisedPriority { policy, param, _thread: std::marker::PhantomData })
+    }
+}
+
+impl Drop for RaisedPriority {
+    fn drop(&mut self) {
+        // SAFETY: pid 0 is the calling thread, the one that raised itself (the value is not Send);
+        // policy and parameter are the ones it had.
+        unsafe { libc::sched_setscheduler(0, self.policy, &self.param) };
+    }
+}
+
 /// Moves threads `tids` to `SCHED_OTHER` before they are killed. A thread that dies at a
 /// real-time priority can spin in the kernel's exit path (release_task -> d_walk on Linux
 /// 6.18) waiting for a lower-priority sibling on its CPU that it never lets run, which holds
