@@ -77,7 +77,11 @@ impl SignalGroupGate {
     /// (a partition's forked children) are read one by one from `/proc/<tid>/stat`.
     fn check(&self, st: &mut State, resend: bool) -> io::Result<bool> {
         let main = self.pgid.load(Ordering::Acquire);
-        let main_stopped = if main > 0 { group_stop::child_stopped(main) } else { None };
+        let mut main_stopped = if main > 0 { group_stop::child_stopped(main) } else { None };
+        // An exited program not reaped yet reports no stop: its threads are looked at one by one.
+        if main_stopped == Some(false) && thread_state(main)?.is_none_or(|s| matches!(s, b'Z' | b'X')) {
+            main_stopped = None;
+        }
         if main_stopped == Some(false) {
             if resend {
                 self.send_stop(st)?;
