@@ -12,7 +12,7 @@ mod partitions;
 
 use partita_trace::Event;
 use partita_trace::summary::summarize;
-use partitions::{Checked, build, privileged, run_checked};
+use partitions::{Checked, build, privileged, run_checked, run_checked_env};
 use std::path::Path;
 use std::time::Duration;
 
@@ -313,16 +313,30 @@ fn a_store_into_read_only_port_memory_faults_and_leaves_the_channel_intact() {
 /// thread spinning above its main thread, which a SIGSTOP to the process alone never stops. setsid and setpgid
 /// fail with EPERM (seccomp), every one of its processes ran only inside its own window (their
 /// own GET_TIME samples), and the well-behaved partitions lost nothing.
+/// Run with each gate: the cgroup freezer (the default) and the signal gate
+/// (`PARTITA_GATE=signal`, docs/scheduling.md "Signal gate"), which this attack aims at.
 #[test]
 fn forked_children_that_leave_the_group_or_send_sigcont_still_stop_at_the_window_end() {
     if !privileged() {
         return;
     }
+    for gate in ["freeze", "signal"] {
+        dodge_with(gate);
+    }
+}
+
+fn dodge_with(gate: &str) {
     let dir = tempfile::tempdir().unwrap();
     let dodge = build("dodge", dir.path());
     let timecheck = build("timecheck", dir.path());
     let config = module(dir.path(), &timecheck, "", &dodge, "", "");
-    let c = run_checked(&config, FRAMES, &[]);
+    let c = run_checked_env(&config, FRAMES, &[], &[("PARTITA_GATE", gate)]);
+    let mechanism = c.ran.events.iter().find_map(|e| match e {
+        Event::ModuleStart { mechanism, .. } => Some(mechanism.clone()),
+        _ => None,
+    });
+    let expected = if gate == "signal" { "sigstop-group" } else { "cgroup-freeze" };
+    assert_eq!(mechanism.as_deref(), Some(expected), "{gate}");
     let out = &c.ran.stdout;
     let tries = attacks(&c);
     // EPERM (1) for each of the five processes, for each call.
