@@ -1,7 +1,7 @@
 //! The process backend's freezer [`PartitionGate`]s (measurements in docs/scheduling.md); the
-//! default gate of a whole partition is signal_gate.rs's:
+//! signal gate of a whole partition (`PARTITA_GATE=signal`) is in signal_gate.rs:
 //!
-//! - [`CgroupGate`] (`PARTITA_GATE=freeze`): writing `1` to the partition's `cgroup.freeze` marks every task
+//! - [`CgroupGate`] (default): writing `1` to the partition's `cgroup.freeze` marks every task
 //!   of the partition at once to trap into the freezer before it returns to user mode,
 //!   sleeping ones included; `frozen 1` confirms the stop before the core's next boundary.
 //! - [`CoreGates`]: the same per core for a multi-core partition, through its threaded

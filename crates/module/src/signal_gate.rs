@@ -1,5 +1,6 @@
 //! [`SignalGroupGate`]: stops and releases a whole partition with signals, without any cgroup
-//! write (the default gate; docs/scheduling.md, `## Signal gate`, has the measurements).
+//! write (`PARTITA_GATE=signal`; docs/scheduling.md, `### Signal gate`, has the measurements and
+//! what keeps it from being the default yet).
 //!
 //! Why not the cgroup freezer: a `cgroup.freeze` (or v1 `freezer.state`) write takes the
 //! kernel's global `cgroup_mutex`, and under cgroup work elsewhere on the host it blocked for
