@@ -12,7 +12,7 @@ mod partitions;
 
 use partita_trace::Event;
 use partita_trace::summary::summarize;
-use partitions::{Checked, build, privileged, run_checked};
+use partitions::{Checked, build, privileged, run_checked, run_checked_env};
 use std::path::Path;
 use std::time::Duration;
 
@@ -158,23 +158,32 @@ fn assert_others_untouched(dir: &Path, c: &Checked) {
         let p = s.partitions.iter().find(|p| p.id == id).unwrap();
         assert_eq!(p.windows as u32, FRAMES, "{name}: {s}");
         assert_eq!(p.restarts + p.exits + p.hm_events, 0, "{name}: {s}");
-        let log = std::fs::read_to_string(dir.join(format!("logs/{name}.log"))).unwrap();
-        let intervals: Vec<(i64, i64)> = log
-            .lines()
-            .filter_map(|l| l.strip_prefix("ran "))
-            .map(|l| {
-                let mut it = l.split_whitespace().map(|v| v.parse::<i64>().unwrap());
-                (it.next().unwrap(), it.next().unwrap())
-            })
-            .collect();
-        assert!(intervals.len() as u32 >= FRAMES / 2, "{name} ran in only {} intervals:\n{log}", intervals.len());
-        for (start, end) in intervals {
-            let frame = start.div_euclid(FRAME_NS) * FRAME_NS;
-            assert!(
-                start >= frame + a * MS && end <= frame + b * MS,
-                "{name} ran during [{start}, {end}] ns, outside its window [{a}, {b}) ms of the frame at {frame}"
-            );
-        }
+        let intervals = ran(dir, name);
+        assert!(intervals.len() as u32 >= FRAMES / 2, "{name} ran in only {} intervals", intervals.len());
+        assert_inside(name, &intervals, (a, b));
+    }
+}
+
+/// The intervals partition `name` printed ("ran START END" lines of its log, ns since the epoch).
+fn ran(dir: &Path, name: &str) -> Vec<(i64, i64)> {
+    let log = std::fs::read_to_string(dir.join(format!("logs/{name}.log"))).unwrap();
+    log.lines()
+        .filter_map(|l| l.strip_prefix("ran "))
+        .map(|l| {
+            let mut it = l.split_whitespace().map(|v| v.parse::<i64>().unwrap());
+            (it.next().unwrap(), it.next().unwrap())
+        })
+        .collect()
+}
+
+/// Every interval lies inside the window [a, b) ms of its major frame.
+fn assert_inside(name: &str, intervals: &[(i64, i64)], (a, b): (i64, i64)) {
+    for &(start, end) in intervals {
+        let frame = start.div_euclid(FRAME_NS) * FRAME_NS;
+        assert!(
+            start >= frame + a * MS && end <= frame + b * MS,
+            "{name} ran during [{start}, {end}] ns, outside its window [{a}, {b}) ms of the frame at {frame}"
+        );
     }
 }
 
@@ -294,5 +303,55 @@ fn a_store_into_read_only_port_memory_faults_and_leaves_the_channel_intact() {
     assert!(!attacks(&c).iter().any(|(n, _)| n == "port_store_done"), "{out}");
     assert_eq!(hm(&c, HOSTILE), [("MEMORY_VIOLATION".to_string(), "IGNORE".to_string())], "{out}");
     assert_eq!(outcome(&c, "port_after_fault"), "1 0", "{out}");
+    assert_others_untouched(dir.path(), &c);
+}
+
+/// tests/partitions/dodge.c in the hostile partition's place: its main process and four forked
+/// children, at five real-time priorities on its one CPU, try to leave its process group and
+/// session, then spin and nap and send SIGCONT to each other for ever, so that a process
+/// stopped at the window end would be continued by one not stopped yet; one child has a
+/// thread spinning above its main thread, which a SIGSTOP to the process alone never stops. setsid and setpgid
+/// fail with EPERM (seccomp), every one of its processes ran only inside its own window (their
+/// own GET_TIME samples), and the well-behaved partitions lost nothing.
+/// Run with each gate: the cgroup freezer (the default) and the signal gate
+/// (`PARTITA_GATE=signal`, docs/scheduling.md "Signal gate"), which this attack aims at.
+#[test]
+fn forked_children_that_leave_the_group_or_send_sigcont_still_stop_at_the_window_end() {
+    if !privileged() {
+        return;
+    }
+    for gate in ["freeze", "signal"] {
+        dodge_with(gate);
+    }
+}
+
+fn dodge_with(gate: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let dodge = build("dodge", dir.path());
+    let timecheck = build("timecheck", dir.path());
+    let config = module(dir.path(), &timecheck, "", &dodge, "", "");
+    let c = run_checked_env(&config, FRAMES, &[], &[("PARTITA_GATE", gate)]);
+    let mechanism = c.ran.events.iter().find_map(|e| match e {
+        Event::ModuleStart { mechanism, .. } => Some(mechanism.clone()),
+        _ => None,
+    });
+    let expected = if gate == "signal" { "sigstop-group" } else { "cgroup-freeze" };
+    assert_eq!(mechanism.as_deref(), Some(expected), "{gate}");
+    let out = &c.ran.stdout;
+    let tries = attacks(&c);
+    // EPERM (1) for each of the five processes, for each call.
+    for call in ["setsid", "setpgid"] {
+        let results: Vec<&str> = tries.iter().filter(|(n, _)| n == call).map(|(_, r)| r.as_str()).collect();
+        assert_eq!(results, ["-1 1"; 5], "{call}:\n{out}");
+    }
+    for prio in [89, 10, 30, 50, 70] {
+        assert!(out.contains(&format!("at priority {prio}\n")), "{out}");
+    }
+    assert!(out.contains("[Hostile] note spinner thread at priority 88\n"), "{out}");
+    assert!(!out.contains("refused") && !out.contains("failed"), "{out}");
+    let dodged = ran(dir.path(), "Hostile");
+    assert!(dodged.len() as u32 >= FRAMES, "the dodging processes ran in only {} intervals:\n{out}", dodged.len());
+    assert_inside("Hostile", &dodged, (0, 8));
+    assert_eq!(hm(&c, HOSTILE), [], "{out}");
     assert_others_untouched(dir.path(), &c);
 }

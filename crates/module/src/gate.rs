@@ -1,9 +1,9 @@
 //! What a scheduler thread needs from a backend to run a partition in its windows. The process
-//! backend freezes and thaws the partition's cgroup; the kvm backend will stop and release vCPU
-//! threads.
+//! backend stops and releases a partition with signals (signal_gate.rs, the default) or freezes
+//! and thaws its cgroups (process_gate.rs); the kvm backend will stop and release vCPU threads.
 //!
 //! A stop has two steps because completing it takes tens of microseconds here (the kernel must
-//! run each thread into the freezer): `request_stop` returns once no thread of the partition
+//! run each thread into its stop): `request_stop` returns once no thread of the partition
 //! can execute another instruction of its program; `is_stopped` says whether the kernel has
 //! confirmed the stop, which the scheduler checks before the partition's next window.
 
@@ -15,6 +15,17 @@ pub trait PartitionGate: Send + Sync {
     fn request_stop(&self) -> io::Result<()>;
     /// Whether the stop is complete (every thread frozen).
     fn is_stopped(&self) -> io::Result<bool>;
+    /// [`PartitionGate::is_stopped`], called while the partition should be stopped (no
+    /// window of it is open): a gate whose stop a partition can undo (signals: a SIGCONT
+    /// from a sibling) stops what is not stopped yet again.
+    fn enforce_stop(&self) -> io::Result<bool> {
+        self.is_stopped()
+    }
+    /// Whether the scheduler confirms (and enforces) this gate's stops shortly after the
+    /// boundary rather than at the core's next one.
+    fn chased(&self) -> bool {
+        false
+    }
     /// Lets the partition run again.
     fn release(&self) -> io::Result<()>;
     /// A short name of the mechanism, for the trace header and the summary.

@@ -16,5 +16,6 @@ pub mod process_gate;
 pub mod run;
 pub mod run_state;
 pub mod scheduler;
+pub mod signal_gate;
 pub mod signal_guard;
 pub mod timeline;

@@ -8,12 +8,13 @@
 use crate::backend::sched_broker::SchedBroker;
 use crate::backend::spawn::ExitStatus;
 use crate::backend::sys::{self, cvt};
-use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SignalGate, SpawnSpec, Spawner, StartState, frozen_to_stopped, spawn};
+use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SpawnSpec, Spawner, spawn};
 use crate::hm::{Action, HmTables, code_name, code_of_exit, level_name};
 use crate::output::PartitionOutput;
 use crate::partition_events::{mode_name, start_condition_name};
-use crate::process_gate::{CoreGates, ProcessGate};
+use crate::process_gate::CoreGates;
 use crate::run_state::{RunState, partition_state};
+use crate::signal_gate::SignalGroupGate;
 use partita_abi::untrusted::{self, Request};
 use partita_abi::{HmReport, mode, start_condition, system_state};
 use partita_trace::Event;
@@ -62,8 +63,8 @@ pub struct Launch {
     pub cgroup: Option<Arc<PartitionCgroup>>,
     /// Gated per core: the per-core cgroups its threads are placed in.
     pub per_core: Option<Arc<CoreGates>>,
-    /// With signal gating: where the scheduler finds the current program's handle.
-    pub signals: Option<Arc<ProcessGate>>,
+    /// Gated by signals: the gate, told each program's process group.
+    pub signals: Option<Arc<SignalGroupGate>>,
     pub namespaces: bool,
     /// Real-time priority the program starts at (the base of its band).
     pub rt_priority: Option<i32>,
@@ -206,7 +207,8 @@ impl<'a> Lifecycle<'a> {
         self.sink.push(e);
     }
 
-    /// Starts partition `i`'s program (into its frozen cgroup: it runs from its next window).
+    /// Starts partition `i`'s program, stopped (signal gate) or in its frozen cgroup: it runs
+    /// from its next window.
     pub fn start(&mut self, i: usize) -> Result<(), String> {
         let l = &self.launches[i];
         let control = self.state.partitions[i].control.fd();
@@ -221,6 +223,7 @@ impl<'a> Lifecycle<'a> {
         spec.cancel = Some(self.wake.as_fd());
         spec.confine = l.confine.as_ref();
         spec.death_signal = l.death_signal;
+        spec.start_stopped = l.signals.is_some();
         if let Some(gates) = &l.per_core {
             spec.inherited = Some((partita_abi::ENV_THREAD_PLACEMENT, gates.placement_fds()));
             spec.main_core = gates.first();
@@ -233,16 +236,9 @@ impl<'a> Lifecycle<'a> {
         for w in &spawned.warnings {
             eprintln!("partita: partition {}: {w}", l.name);
         }
-        // With signal gating, the frozen start becomes a stopped one (its first instruction
-        // runs when its first window releases it).
+        // Its group (its pid: it called setsid) is stopped and released with it from now on.
         if let Some(signals) = &l.signals {
-            let gate = SignalGate::new(&spawned.process).map_err(|e| e.to_string())?;
-            if spawned.start == StartState::Frozen
-                && let Some(cg) = &l.cgroup
-            {
-                frozen_to_stopped(&gate, cg).map_err(|e| e.to_string())?;
-            }
-            signals.set(Some(gate));
+            signals.set_group(spawned.process.pid());
         }
         let pidfd = spawned.process.pidfd().as_raw_fd();
         let exec_fd = spawned.process.exec_status_fd().as_raw_fd();
@@ -359,7 +355,7 @@ impl<'a> Lifecycle<'a> {
     fn reap(&mut self, i: usize) {
         let Some(mut p) = self.live[i].process.take() else { return };
         if let Some(s) = &self.launches[i].signals {
-            s.set(None);
+            s.set_group(0);
         }
         self.unwatch(p.pidfd().as_raw_fd());
         let status = p.wait();
@@ -622,7 +618,7 @@ impl<'a> Lifecycle<'a> {
     /// Kills partition `i`'s program and waits until it is gone; its output is drained.
     fn kill(&mut self, i: usize) {
         if let Some(s) = &self.launches[i].signals {
-            s.set(None);
+            s.set_group(0);
         }
         let Some(mut p) = self.live[i].process.take() else { return };
         self.live[i].expected_exit = true;

@@ -1,21 +1,18 @@
-//! The process backend's [`PartitionGate`]s (measurements in docs/scheduling.md):
+//! The process backend's freezer [`PartitionGate`]s (measurements in docs/scheduling.md); the
+//! signal gate of a whole partition (`PARTITA_GATE=signal`) is in signal_gate.rs:
 //!
 //! - [`CgroupGate`] (default): writing `1` to the partition's `cgroup.freeze` marks every task
 //!   of the partition at once to trap into the freezer before it returns to user mode,
 //!   sleeping ones included; `frozen 1` confirms the stop before the core's next boundary.
 //! - [`CoreGates`]: the same per core for a multi-core partition, through its threaded
 //!   per-core cgroups (backend/cgroup_cores.rs); its threads are placed by core.
-//! - [`ProcessGate`] (`PARTITA_GATE=signal`, for measurements only): SIGSTOP, then
-//!   `waitid(WSTOPPED)` until every thread has stopped. A process-wide SIGSTOP is delivered to
-//!   one thread (normally the main one), which starts the group stop only when it runs: a busy
-//!   thread of higher priority on the same core never lets it, and the stop never completes.
 
-use crate::backend::{CoreCgroup, PartitionCgroup, SignalGate};
+use crate::backend::{CoreCgroup, PartitionCgroup};
 use crate::gate::PartitionGate;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 pub struct CgroupGate {
     pub cgroup: Arc<PartitionCgroup>,
@@ -171,43 +168,5 @@ impl Drop for CoreGates {
     fn drop(&mut self) {
         // The staging cgroup is removed with the partition's; nothing may stay frozen there.
         let _ = self.staging.thaw();
-    }
-}
-
-/// Signals to the partition's current program (it changes when the partition restarts; the
-/// scheduler only takes the uncontended read lock).
-#[derive(Default)]
-pub struct ProcessGate {
-    current: RwLock<Option<SignalGate>>,
-}
-
-impl ProcessGate {
-    /// Installs the handle of a newly started program (None: no program runs).
-    pub fn set(&self, gate: Option<SignalGate>) {
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = gate;
-    }
-}
-
-impl PartitionGate for ProcessGate {
-    fn request_stop(&self) -> io::Result<()> {
-        match &*self.current.read().unwrap_or_else(|e| e.into_inner()) {
-            Some(g) => g.stop().map(|_| ()),
-            None => Ok(()),
-        }
-    }
-
-    fn is_stopped(&self) -> io::Result<bool> {
-        Ok(true)
-    }
-
-    fn release(&self) -> io::Result<()> {
-        match &*self.current.read().unwrap_or_else(|e| e.into_inner()) {
-            Some(g) => g.release(),
-            None => Ok(()),
-        }
-    }
-
-    fn mechanism(&self) -> &'static str {
-        "sigstop+waitid"
     }
 }

@@ -203,6 +203,7 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             if state.stop.load(Ordering::Acquire) {
                 break 'frames;
             }
+            chase_stops(state, core, &mut pending, open.map(|o| o.0), clock, next_boundary - margin.get());
         }
         frame_start += maf;
         frames += 1;
@@ -287,7 +288,10 @@ fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, 
         let run = &state.partitions[s.partition];
         let per_core = run.gate.core(core);
         let released_again = if per_core.is_some() { open_here == Some(s.partition) } else { run.active_cores.load(Ordering::Acquire) > 0 };
-        match per_core.unwrap_or(&*run.gate).is_stopped() {
+        let gate = per_core.unwrap_or(&*run.gate);
+        // Not released again: it must be stopped, and a gate whose stop can be undone stops it again.
+        let stopped = if released_again { gate.is_stopped() } else { gate.enforce_stop() };
+        match stopped {
             Ok(true) => {
                 state.emit(
                     core,
@@ -325,6 +329,32 @@ fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, 
             }
         }
     });
+}
+
+/// First check of a chased stop after the boundary: the outgoing partition's threads need
+/// the CPU for a few microseconds each to enter their stop once the scheduler sleeps, and the
+/// incoming partition must not be preempted by the check before it runs (a first check at
+/// 30 us tripled the `partita bench pcs` median, docs/scheduling.md "Signal gate").
+const CHASE_FIRST_NS: i64 = 200_000;
+/// Longest pause between two checks of a chased stop.
+const CHASE_MAX_NS: i64 = 1_000_000;
+
+/// Confirms the stops of gates that ask for it ([`crate::gate::PartitionGate::chased`]) soon
+/// after the boundary rather than at the core's next one, so that a stop a partition undid
+/// (a SIGCONT between its processes) is enforced again soon: checks after 200 us, then at
+/// doubling intervals up to 1 ms, until every such stop is confirmed or
+/// `until` (the next preparation) comes.
+fn chase_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, open_here: Option<usize>, clock: &dyn Clock, until: i64) {
+    let mut step = CHASE_FIRST_NS;
+    while pending.iter().any(|s| state.partitions[s.partition].gate.chased()) {
+        let at = clock.now_ns() + step;
+        if at >= until {
+            return;
+        }
+        clock.sleep_until(at);
+        confirm_stops(state, core, pending, open_here);
+        step = (step * 2).min(CHASE_MAX_NS);
+    }
 }
 
 /// Opens partition `p`'s window on `core`: arms its probe and releases it if no other core

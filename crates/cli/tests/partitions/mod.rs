@@ -125,6 +125,11 @@ pub struct Checked {
 /// then, still holding the machine, lists what the run left: processes carrying the mark and
 /// cgroups named after the module's pid (`partita-<pid>[-<n>]`) in every hierarchy.
 pub fn run_checked(config: &Path, frames: u32, extra: &[&str]) -> Checked {
+    run_checked_env(config, frames, extra, &[])
+}
+
+/// [`run_checked`] with more environment variables for `partita run` (e.g. `PARTITA_GATE`).
+pub fn run_checked_env(config: &Path, frames: u32, extra: &[&str], env: &[(&str, &str)]) -> Checked {
     let dir = config.parent().unwrap();
     let _machine = crate::machine::machine_lock();
     let trace = dir.join("run.trace");
@@ -135,6 +140,7 @@ pub fn run_checked(config: &Path, frames: u32, extra: &[&str]) -> Checked {
         .arg(dir.join("logs"))
         .args(extra)
         .env("PARTITA_TEST_RUN", dir)
+        .envs(env.iter().copied())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -531,6 +531,16 @@ impl PartitionCgroup {
         self.freezer.signal_threads(sig)
     }
 
+    /// The partition's thread ids into `out` (no allocation per id; for the signal gate).
+    pub fn threads_into(&self, out: &mut Vec<i32>) -> io::Result<()> {
+        self.freezer.ids_into(true, out)
+    }
+
+    /// The partition's process ids into `out` (see [`PartitionCgroup::threads_into`]).
+    pub fn procs_into(&self, out: &mut Vec<i32>) -> io::Result<()> {
+        self.freezer.ids_into(false, out)
+    }
+
     /// Kills every thread of the partition without any cgroup write (for a run whose cgroup
     /// writes are stuck in the kernel): normal policy first ([`super::rt::demote_threads`]),
     /// then SIGKILL. Returns how many threads were signalled.

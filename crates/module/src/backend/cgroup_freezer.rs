@@ -38,17 +38,20 @@ impl Default for FreezeWait {
 
 #[derive(Debug)]
 pub(crate) enum Freezer {
-    /// `threads`: the cgroup's `cgroup.threads`, for [`Freezer::signal_threads`].
+    /// `threads`: the cgroup's `cgroup.threads`, for [`Freezer::signal_threads`]; `procs`:
+    /// its `cgroup.procs` (None where it cannot be opened), for the signal gate.
     V2 {
         freeze: File,
         events: File,
         inotify: Option<OwnedFd>,
         threads: File,
+        procs: Option<File>,
     },
-    /// `tasks`: the cgroup's thread list.
+    /// `tasks`: the cgroup's thread list; `procs`: its `cgroup.procs`.
     V1 {
         state: File,
         tasks: File,
+        procs: Option<File>,
     },
     None,
 }
@@ -59,14 +62,15 @@ impl Freezer {
         let events_path = dir.join("cgroup.events");
         let events = open(&events_path, false)?;
         let threads = open(&dir.join("cgroup.threads"), false)?;
-        Ok(Freezer::V2 { freeze, events, inotify: watch(&events_path).ok(), threads })
+        let procs = open(&dir.join("cgroup.procs"), false).ok();
+        Ok(Freezer::V2 { freeze, events, inotify: watch(&events_path).ok(), threads, procs })
     }
 
     pub(crate) fn open_v1(dir: &Path) -> Result<Freezer> {
         let path = dir.join("freezer.state");
         let state =
             OpenOptions::new().read(true).write(true).open(&path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-        Ok(Freezer::V1 { state, tasks: open(&dir.join("tasks"), false)? })
+        Ok(Freezer::V1 { state, tasks: open(&dir.join("tasks"), false)?, procs: open(&dir.join("cgroup.procs"), false).ok() })
     }
 
     pub(crate) fn kind(&self) -> super::FreezerKind {
@@ -119,6 +123,24 @@ impl Freezer {
             }
         }
         Ok(buf[..len].split(|&b| b == b'\n').filter_map(|l| std::str::from_utf8(l).ok()?.trim().parse::<i32>().ok()).collect())
+    }
+
+    /// The thread ids (`Some(true)`) or process ids (`Some(false)`) of the cgroup, read into
+    /// `out` through the descriptors opened in advance (see [`super::group_stop::read_ids`]).
+    pub(crate) fn ids_into(&self, threads: bool, out: &mut Vec<i32>) -> io::Result<()> {
+        let file = match (self, threads) {
+            (Freezer::V2 { threads, .. }, true) => Some(threads),
+            (Freezer::V1 { tasks, .. }, true) => Some(tasks),
+            (Freezer::V2 { procs, .. } | Freezer::V1 { procs, .. }, false) => procs.as_ref(),
+            (Freezer::None, _) => None,
+        };
+        match file {
+            Some(f) => super::group_stop::read_ids(f, out),
+            None => {
+                out.clear();
+                Ok(())
+            }
+        }
     }
 
     /// One read: is the freeze complete?

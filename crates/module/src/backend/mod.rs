@@ -27,6 +27,7 @@ mod cgroup_freezer;
 pub mod confine;
 pub mod cpu_guard;
 pub mod gate;
+pub mod group_stop;
 pub mod guardian;
 pub mod pm_qos;
 pub mod probe;

@@ -11,6 +11,9 @@
 //! before the partition's own program is executed; what survives an exec is in
 //! docs/isolation.md). crates/cli/tests/run_hostile.rs makes calls of every group from a partition.
 //!
+//! Leaving the partition's session or process group (setsid, setpgid) fails with EPERM
+//! ([`REFUSED`]): the module stops a partition through its process group too.
+//!
 //! Scheduling changes (sched_setscheduler, sched_setparam, sched_setattr) do not run in the
 //! partition either: partitions hold no capability, so they could not take a real-time
 //! priority themselves. The filter hands those calls to the module (SECCOMP_RET_USER_NOTIF),
@@ -99,7 +102,15 @@ const AUDIT_ARCH: u32 = 0xC000_00B7;
 /// Calls brokered by the module ([`super::sched_broker`]).
 pub(crate) const BROKERED: &[libc::c_long] = &[libc::SYS_sched_setscheduler, libc::SYS_sched_setparam, libc::SYS_sched_setattr];
 
+/// Calls that fail with EPERM (no SIGSYS, no health-monitor event: programs and libraries
+/// that try them, e.g. a daemon detaching itself, can cope with a refusal): leaving the
+/// partition's session and process group. The module stops a partition with a SIGSTOP to
+/// that group as well as to each of its threads (crate::signal_gate): a process forked after
+/// the module read the partition's thread list is reached through its group.
+pub(crate) const REFUSED: &[libc::c_long] = &[libc::SYS_setsid, libc::SYS_setpgid];
+
 const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
+const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 const SECCOMP_RET_USER_NOTIF: u32 = 0x7fc0_0000;
 const SECCOMP_RET_TRAP: u32 = 0x0003_0000;
 const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
@@ -120,6 +131,7 @@ pub(crate) fn filter() -> Vec<libc::sock_filter> {
     use libc::{BPF_ABS, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
     let n = DENIED.len() as u32;
     let b = BROKERED.len() as u32;
+    let r = REFUSED.len() as u32;
     let mut f = vec![
         stmt(BPF_LD | BPF_W | BPF_ABS, ARCH),
         // Another architecture's calling convention (numbers differ): refuse outright.
@@ -130,17 +142,23 @@ pub(crate) fn filter() -> Vec<libc::sock_filter> {
     // x32 system calls (bit 30) are an alternate entry into the same kernel code.
     let x32 = cfg!(target_arch = "x86_64");
     if x32 {
-        f.push(jump(BPF_JMP | BPF_JGE | BPF_K, 0x4000_0000, (n + b) as u8 + 2, 0));
+        f.push(jump(BPF_JMP | BPF_JGE | BPF_K, 0x4000_0000, (n + b + r) as u8 + 3, 0));
     }
+    // After the comparisons: ALLOW, ERRNO(EPERM), USER_NOTIF, TRAP.
     for (i, &nr) in DENIED.iter().enumerate() {
-        // Jump over the remaining comparisons, the ALLOW and the USER_NOTIF to the TRAP.
-        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, (n + b - i as u32 + 1) as u8, 0));
+        // Jump over the remaining comparisons, the ALLOW, the ERRNO and the USER_NOTIF to the TRAP.
+        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, (n + b + r - i as u32 + 2) as u8, 0));
     }
     for (i, &nr) in BROKERED.iter().enumerate() {
-        // Jump over the remaining comparisons and the ALLOW to the USER_NOTIF.
-        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, (b - i as u32) as u8, 0));
+        // Jump over the remaining comparisons, the ALLOW and the ERRNO to the USER_NOTIF.
+        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, (b + r - i as u32 + 1) as u8, 0));
+    }
+    for (i, &nr) in REFUSED.iter().enumerate() {
+        // Jump over the remaining comparisons and the ALLOW to the ERRNO.
+        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, (r - i as u32) as u8, 0));
     }
     f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+    f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | libc::EPERM as u32));
     f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
     f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_TRAP));
     f
@@ -186,7 +204,8 @@ mod tests {
         let trap = f.len() - 1;
         assert_eq!(f[trap].k, SECCOMP_RET_TRAP);
         assert_eq!(f[trap - 1].k, SECCOMP_RET_USER_NOTIF);
-        assert_eq!(f[trap - 2].k, SECCOMP_RET_ALLOW);
+        assert_eq!(f[trap - 2].k, SECCOMP_RET_ERRNO | libc::EPERM as u32);
+        assert_eq!(f[trap - 3].k, SECCOMP_RET_ALLOW);
         let first =
             f.iter().position(|i| i.k == DENIED[0] as u32 && i.code == (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16).unwrap();
         for (i, &nr) in DENIED.iter().enumerate() {
@@ -200,7 +219,18 @@ mod tests {
             assert_eq!(f[at].k, nr as u32);
             assert_eq!(at + 1 + f[at].jt as usize, trap - 1, "scheduling call {nr} goes to the module");
         }
+        let first = first + BROKERED.len();
+        for (i, &nr) in REFUSED.iter().enumerate() {
+            let at = first + i;
+            assert_eq!(f[at].k, nr as u32);
+            assert_eq!(at + 1 + f[at].jt as usize, trap - 2, "call {nr} fails with EPERM");
+        }
         // Everything else is allowed: the fall-through of the last comparison.
-        assert_eq!(first + BROKERED.len(), trap - 2);
+        assert_eq!(first + REFUSED.len(), trap - 3);
+        #[cfg(target_arch = "x86_64")]
+        {
+            let x32 = f.iter().position(|i| i.code == (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16).unwrap();
+            assert_eq!(x32 + 1 + f[x32].jt as usize, trap, "x32 calls trap");
+        }
     }
 }

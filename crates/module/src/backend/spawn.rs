@@ -5,9 +5,10 @@
 //! (`CLONE_PIDFD`). Before `execve` it makes `/` a slave mount, mounts a fresh tmpfs on
 //! `/dev/shm` and a new proc on `/proc`, sets its CPUs, working directory, fds 0..=4 (and 5.. for ports) and
 //! signal state, reports "ready" and waits on a gate pipe. The parent moves it into the v1
-//! hierarchies (hybrid machines), freezes its cgroup and opens the gate: the program's
-//! `execve` and first instruction happen only once the module thaws the partition. Without a
-//! freezer the gate stays closed until [`PartitionProcess::release`].
+//! hierarchies (hybrid machines), then either sends it SIGSTOP ([`SpawnSpec::start_stopped`],
+//! the signal gate) or freezes its cgroup, and opens the gate: the program's `execve` and first
+//! instruction happen only once the module releases the partition. Without either the gate
+//! stays closed until [`PartitionProcess::release`].
 //!
 //! The program is PID 1 of its namespace: a PID 1 without handlers ignores SIGTERM, so the
 //! module stops partitions with SIGKILL or `cgroup.kill`.
@@ -72,6 +73,9 @@ pub struct SpawnSpec<'a> {
     /// Its identity, file view and limits (None: the module's identity and the host's files).
     /// With it, the program runs in its data directory rather than `workdir`.
     pub confine: Option<&'a super::Confinement>,
+    /// Start it stopped ([`StartState::Stopped`], for the signal gate) rather than in its
+    /// frozen cgroup: no cgroup freeze write on the start path.
+    pub start_stopped: bool,
 }
 
 impl<'a> SpawnSpec<'a> {
@@ -103,6 +107,7 @@ impl<'a> SpawnSpec<'a> {
             spawner: None,
             cancel: None,
             confine: None,
+            start_stopped: false,
         }
     }
 }
@@ -114,6 +119,9 @@ pub enum StartState {
     Frozen,
     /// No freezer: it waits before `execve` until [`PartitionProcess::release`].
     Gated,
+    /// Stopped by SIGSTOP at its gate, before `execve` (and the gate open): SIGCONT starts
+    /// the program.
+    Stopped,
 }
 
 /// A started partition program.
@@ -441,7 +449,15 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
     let listener = sys::pidfd_getfd(process.pidfd.as_fd(), listener)
         .map_err(|e| Error::io(format!("taking the system call filter listener (fd {listener}) of partition {}", spec.name), e))?;
     let mut start = StartState::Gated;
-    if let Some(cg) = spec.cgroup.filter(|c| c.freezer_kind() != super::FreezerKind::None) {
+    if spec.start_stopped {
+        // Sent from the module's PID namespace, so it reaches the PID 1 of the partition's
+        // (which could not stop itself: its own SIGSTOP is ignored). The child waits in
+        // `read` on its gate: the signal is pending before the gate opens, and it stops before
+        // it returns to user mode, whichever of the two wakes it.
+        process.signal(libc::SIGSTOP).map_err(|e| Error::io(format!("stopping partition {}", spec.name), e))?;
+        process.release().map_err(|e| Error::io("opening the gate", e))?;
+        start = StartState::Stopped;
+    } else if let Some(cg) = spec.cgroup.filter(|c| c.freezer_kind() != super::FreezerKind::None) {
         freeze_unless_cancelled(cg, spec.cancel)?;
         process.release().map_err(|e| Error::io("opening the gate", e))?;
         start = StartState::Frozen;
