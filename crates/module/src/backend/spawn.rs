@@ -72,6 +72,11 @@ pub struct SpawnSpec<'a> {
     /// Its identity, file view and limits (None: the module's identity and the host's files).
     /// With it, the program runs in its data directory rather than `workdir`.
     pub confine: Option<&'a super::Confinement>,
+    /// Serves the listener of the program's system call filter: its scheduling calls and its
+    /// exit_group arrive there. None: the listener is closed at once, and those calls fail
+    /// with ENOSYS (an exit then ends only the calling thread: glibc's `_exit` falls back to
+    /// `exit`). Never kept without a server: an exit_group would wait for an answer for ever.
+    pub broker: Option<&'a super::sched_broker::SchedBroker>,
 }
 
 impl<'a> SpawnSpec<'a> {
@@ -103,6 +108,7 @@ impl<'a> SpawnSpec<'a> {
             spawner: None,
             cancel: None,
             confine: None,
+            broker: None,
         }
     }
 }
@@ -127,10 +133,6 @@ pub struct Spawned {
     pub namespaces: bool,
     /// It was created inside its v2 cgroup (`CLONE_INTO_CGROUP`) rather than moved in.
     pub cloned_into_cgroup: bool,
-    /// The listener of the program's system call filter: its scheduling calls arrive here
-    /// for the module's [`super::sched_broker::SchedBroker`] to perform or refuse.
-    /// (Taken by the module: dropping it makes those calls fail with ENOSYS.)
-    pub listener: Option<OwnedFd>,
     /// What degraded and why.
     pub warnings: Vec<String>,
 }
@@ -440,6 +442,10 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
     // The child waits at its gate with the listener open: take a copy of it.
     let listener = sys::pidfd_getfd(process.pidfd.as_fd(), listener)
         .map_err(|e| Error::io(format!("taking the system call filter listener (fd {listener}) of partition {}", spec.name), e))?;
+    // Before its first instruction (it waits at its gate): its first brokered call has a server.
+    if let Some(b) = spec.broker {
+        b.add(listener);
+    }
     let mut start = StartState::Gated;
     if let Some(cg) = spec.cgroup.filter(|c| c.freezer_kind() != super::FreezerKind::None) {
         freeze_unless_cancelled(cg, spec.cancel)?;
@@ -457,7 +463,6 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         start,
         namespaces: ctx.namespaces,
         cloned_into_cgroup: into_cgroup,
-        listener: Some(listener),
         warnings,
     })
 }
