@@ -77,7 +77,8 @@ extern "C" fn probe_main(arg: *mut c_void) -> *mut c_void {
             crate::hm::take_injected(rt);
         }
         if rt.cb.status.module_running.load(Ordering::Acquire) == 0 {
-            // The module shut down: so does the partition.
+            // The module shut down: so does the partition (demoted first, see the function).
+            sys::demote_own_threads_before_exit();
             // SAFETY: _exit ends the whole program at once, which is what is wanted.
             unsafe { libc::_exit(0) };
         }
