@@ -2,6 +2,7 @@
 //! experiment or workload is added by adding it to `all()` or `workloads()`.
 
 pub mod api;
+pub mod broker;
 pub mod c_workloads;
 pub mod coloring;
 pub mod footprint;
@@ -38,6 +39,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &overlap::Overlap,
         &spinlock::Spinlock,
         &release::Release,
+        &broker::Broker,
         &memlat::Memlat,
         &coloring::Coloring,
         &soak::Soak,
@@ -51,6 +53,7 @@ pub fn workloads() -> Vec<&'static Workload> {
         &programs::COUNT,
         &programs::API,
         &programs::IDLE,
+        &broker::BROKER,
         &soak_parts::TIME,
         &soak_parts::PRODUCER,
         &soak_parts::CONSUMER,
