@@ -151,6 +151,9 @@ struct Listener {
     fd: OwnedFd,
     /// Host thread ids demoted for an exit_group: no scheduling request of theirs is granted.
     exiting: Vec<i32>,
+    /// Thread ids seen in the partition's PID namespace and on the host, `(ns, host)`: a hint
+    /// for [`own_thread`], checked against /proc on every use.
+    ids: Vec<(i32, i32)>,
 }
 
 fn serve(s: &Shared) {
@@ -170,7 +173,7 @@ fn serve(s: &Shared) {
             // SAFETY: reading the 8-byte counter of our eventfd into a valid buffer.
             unsafe { libc::read(s.wake.as_raw_fd(), (&mut v as *mut u64).cast(), 8) };
             let incoming = std::mem::take(&mut *s.incoming.lock().unwrap_or_else(|e| e.into_inner()));
-            listeners.extend(incoming.into_iter().map(|fd| Listener { fd, exiting: Vec::new() }));
+            listeners.extend(incoming.into_iter().map(|fd| Listener { fd, exiting: Vec::new(), ids: Vec::new() }));
             if s.stop.load(Ordering::Acquire) {
                 drain(&mut listeners, &s.counts);
                 return;
@@ -228,8 +231,7 @@ fn serve_one(l: &mut Listener, counts: &BrokerCounts) {
         unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
         return;
     }
-    let exiting = &l.exiting;
-    let decision = if exiting.contains(&(req.pid as i32)) { Err(libc::EPERM) } else { decide(listener, &req, exiting) };
+    let decision = if l.exiting.contains(&(req.pid as i32)) { Err(libc::EPERM) } else { decide(listener, &req, l) };
     let (val, error) = match decision {
         Ok(v) => {
             counts.granted.fetch_add(1, Ordering::Relaxed);
@@ -275,15 +277,15 @@ fn demote_for_exit(caller: i32, exiting: &mut Vec<i32>) {
     exiting.extend(done);
 }
 
-fn decide(listener: RawFd, req: &libc::seccomp_notif, exiting: &[i32]) -> Result<i64, i32> {
+fn decide(listener: RawFd, req: &libc::seccomp_notif, l: &mut Listener) -> Result<i64, i32> {
     let caller = req.pid as i32;
     let args = req.data.args;
     let target_ns = args[0] as i32;
     if target_ns < 0 {
         return Err(libc::EINVAL);
     }
-    let target = if target_ns == 0 { caller } else { own_thread(caller, target_ns).ok_or(libc::ESRCH)? };
-    if exiting.contains(&target) {
+    let target = if target_ns == 0 { caller } else { own_thread(caller, target_ns, &mut l.ids).ok_or(libc::ESRCH)? };
+    if l.exiting.contains(&target) {
         return Err(libc::EPERM);
     }
     still_valid(listener, req.id)?;
@@ -357,21 +359,47 @@ fn errno() -> i32 {
 
 /// The host id of the thread of `caller`'s process whose id in its own PID namespace is
 /// `ns_tid` (the last `NSpid` field); None if the process has no such thread.
-fn own_thread(caller: i32, ns_tid: i32) -> Option<i32> {
+///
+/// In a PID namespace the ids differ, and finding the thread means reading the status of each
+/// thread of the process (some 15 us each: this dominated a brokered call by thread id). `ids`
+/// keeps the pairs seen: a known pair costs one status read, of that thread under the caller's
+/// `task` directory, which checks both that it is still the caller's and that its namespace id
+/// is still `ns_tid`. A stale pair (the thread ended, its host id reused) fails that check and
+/// the threads are read again. At most [`IDS_KEPT`] pairs.
+fn own_thread(caller: i32, ns_tid: i32, ids: &mut Vec<(i32, i32)>) -> Option<i32> {
     let innermost = |tid: &str| -> Option<i32> {
         let status = std::fs::read_to_string(format!("/proc/{caller}/task/{tid}/status")).ok()?;
         status.lines().find_map(|l| l.strip_prefix("NSpid:"))?.split_whitespace().last()?.parse().ok()
     };
+    if let Some(&(_, host)) = ids.iter().find(|(ns, _)| *ns == ns_tid)
+        && innermost(&host.to_string()) == Some(ns_tid)
+    {
+        return Some(host);
+    }
     // Without a PID namespace the ids are the same: one lookup.
     if innermost(&ns_tid.to_string()) == Some(ns_tid) {
         return Some(ns_tid);
     }
-    std::fs::read_dir(format!("/proc/{caller}/task")).ok()?.flatten().find_map(|e| {
+    ids.retain(|(ns, _)| *ns != ns_tid);
+    let mut found = None;
+    for e in std::fs::read_dir(format!("/proc/{caller}/task")).ok()?.flatten() {
         let name = e.file_name();
-        let tid = name.to_str()?;
-        (innermost(tid) == Some(ns_tid)).then(|| tid.parse().ok()).flatten()
-    })
+        let (Some(tid), Some(host)) = (name.to_str(), name.to_str().and_then(|t| t.parse::<i32>().ok())) else { continue };
+        let Some(ns) = innermost(tid) else { continue };
+        if ids.len() >= IDS_KEPT {
+            ids.clear();
+        }
+        ids.retain(|&(n, _)| n != ns);
+        ids.push((ns, host));
+        if ns == ns_tid {
+            found = Some(host);
+        }
+    }
+    found
 }
+
+/// Bound of [`own_thread`]'s pairs per partition program.
+const IDS_KEPT: usize = 256;
 
 /// Reads a `T` at `addr` of process `pid` (EFAULT if it cannot be read whole).
 fn read_remote<T: Copy>(pid: i32, addr: u64) -> Result<T, i32> {
@@ -443,8 +471,14 @@ mod tests {
         let me = std::process::id() as i32;
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
-        assert_eq!(own_thread(me, tid), Some(tid));
-        assert_eq!(own_thread(me, i32::MAX), None);
+        let mut ids = Vec::new();
+        assert_eq!(own_thread(me, tid, &mut ids), Some(tid));
+        assert_eq!(own_thread(me, i32::MAX, &mut ids), None);
+        // A stale hint (another thread's host id, or one that is gone) is checked, not believed.
+        let mut ids = vec![(tid, 1), (i32::MAX, tid)];
+        assert_eq!(own_thread(me, tid, &mut ids), Some(tid));
+        assert_eq!(own_thread(me, i32::MAX, &mut ids), None);
+        assert!(!ids.contains(&(i32::MAX, tid)), "the stale pair is dropped: {ids:?}");
     }
 
     #[test]
