@@ -185,25 +185,6 @@ impl Default for Line {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn line_formats_integers() {
-        let mut l = Line::new();
-        l.str("a=").int(0).str(" b=").int(-42).str(" c=").int(i64::MIN);
-        assert_eq!(l.as_bytes(), b"a=0 b=-42 c=-9223372036854775808");
-    }
-
-    #[test]
-    fn futex_wait_times_out_and_sees_changed_values() {
-        let w = AtomicU32::new(1);
-        assert_eq!(futex_wait(&w, 0, None, Futex::Private), Wait::Retry);
-        assert_eq!(futex_wait(&w, 1, Some(now_ns() + 1_000_000), Futex::Private), Wait::TimedOut);
-    }
-}
-
 /// Moves every thread of this process to SCHED_OTHER before the process ends on its own: a
 /// process whose threads exit at different real-time priorities on one CPU can hold that CPU
 /// for ever in the kernel's exit path (the module's `backend::rt::demote_threads`). Under the
@@ -221,5 +202,24 @@ pub fn demote_own_threads_before_exit() {
         // SAFETY: sched_setscheduler on a thread id of this process with a valid parameter; a
         // thread gone meanwhile only makes the call fail.
         unsafe { libc::sched_setscheduler(tid, libc::SCHED_OTHER, &param) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_formats_integers() {
+        let mut l = Line::new();
+        l.str("a=").int(0).str(" b=").int(-42).str(" c=").int(i64::MIN);
+        assert_eq!(l.as_bytes(), b"a=0 b=-42 c=-9223372036854775808");
+    }
+
+    #[test]
+    fn futex_wait_times_out_and_sees_changed_values() {
+        let w = AtomicU32::new(1);
+        assert_eq!(futex_wait(&w, 0, None, Futex::Private), Wait::Retry);
+        assert_eq!(futex_wait(&w, 1, Some(now_ns() + 1_000_000), Futex::Private), Wait::TimedOut);
     }
 }

@@ -33,7 +33,7 @@ fn run(prog: &[libc::sock_filter], d: &[u8; DATA_LEN]) -> u32 {
         pc = match code {
             c if c == BPF_LD | BPF_W | BPF_ABS => {
                 let k = i.k as usize;
-                assert!(k % 4 == 0 && k + 4 <= DATA_LEN, "load at {k}");
+                assert!(k.is_multiple_of(4) && k + 4 <= DATA_LEN, "load at {k}");
                 acc = u32::from_ne_bytes(d[k..k + 4].try_into().unwrap());
                 next
             }
