@@ -22,7 +22,7 @@ fn list_names_every_experiment() {
     let out = partita().args(["bench", "list"]).output().unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for name in ["pcs", "latency", "slot-loss", "api", "startup", "footprint"] {
+    for name in ["pcs", "latency", "slot-loss", "api", "startup", "footprint", "broker"] {
         assert!(text.lines().any(|l| l.starts_with(&format!("{name} "))), "{name} missing:\n{text}");
     }
 }
@@ -146,6 +146,22 @@ fn api_quick_times_every_service_in_a_partition_and_natively() {
         let lines = quick("api", backend, &db);
         for s in partita_bench::experiments::api::SERVICES {
             assert!(metric_n(&lines, &partita_bench::experiments::api::metric(s)) > 0, "{backend} {s}");
+        }
+    }
+}
+
+#[test]
+fn broker_quick_times_brokered_and_direct_calls_in_a_partition_and_natively() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    for backend in ["process", "native"] {
+        let lines = quick("broker", backend, &db);
+        // Every call of the quick mode succeeded (a refused one gives no sample).
+        for m in ["clock_read_ns", "direct_ns", "brokered_self_ns", "brokered_tid_ns"] {
+            assert_eq!(metric_n(&lines, m), 1000, "{backend} {m}");
         }
     }
 }

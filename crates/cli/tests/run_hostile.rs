@@ -254,6 +254,42 @@ fn denied_calls_signals_ptrace_and_exec_achieve_nothing() {
 }
 
 #[test]
+fn namespaces_can_be_neither_created_nor_entered() {
+    if !privileged() {
+        return;
+    }
+    let (dir, c) = attack("namespaces", None, &table("ILLEGAL_REQUEST", "IGNORE"));
+    let out = &c.ran.stdout;
+    // clone with a CLONE_NEW* flag: EPERM (1) from the filter, no child, no HM event.
+    for name in [
+        "clone_newuser",
+        "clone_newns",
+        "clone_newpid",
+        "clone_newnet",
+        "clone_newipc",
+        "clone_newuts",
+        "clone_newcgroup",
+        "clone_newuser_newns_newpid",
+    ] {
+        assert_eq!(outcome(&c, name), "-1 1", "{name}:\n{out}");
+    }
+    // clone3, whatever its flags: ENOSYS, the answer glibc falls back on.
+    for name in ["clone3_newuser", "clone3_newtime", "clone3_plain"] {
+        assert_eq!(outcome(&c, name), "-1 38", "{name}:\n{out}");
+    }
+    // unshare and setns are denied calls (trapped: ENOSYS and an ILLEGAL_REQUEST each).
+    for name in ["unshare_user_mount", "unshare_time", "setns_user"] {
+        assert_eq!(outcome(&c, name), DENIED, "{name}:\n{out}");
+    }
+    assert_eq!(hm(&c, HOSTILE), vec![("ILLEGAL_REQUEST".to_string(), "IGNORE".to_string()); 3], "{out}");
+    // Threads and processes are still created (glibc falls back from clone3 to clone), and a
+    // child's exit (an exit_group through the module's broker) ends it with its status.
+    assert_eq!(outcome(&c, "pthread_create"), "7 0", "{out}");
+    assert_eq!(outcome(&c, "fork_exit"), "7 0", "{out}");
+    assert_others_untouched(dir.path(), &c);
+}
+
+#[test]
 fn closing_every_descriptor_harms_only_the_partition() {
     if !privileged() {
         return;

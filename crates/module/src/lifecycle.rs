@@ -228,11 +228,8 @@ impl<'a> Lifecycle<'a> {
             spec.inherited = Some((partita_abi::ENV_THREAD_PLACEMENT, gates.placement_fds()));
             spec.main_core = gates.first();
         }
-        let mut spawned = spawn(&spec).map_err(|e| e.to_string())?;
-        // Before its first instruction (it is frozen or gated): its first scheduling call has a broker.
-        if let (Some(b), Some(listener)) = (&l.broker, spawned.listener.take()) {
-            b.add(listener);
-        }
+        spec.broker = l.broker.as_deref();
+        let spawned = spawn(&spec).map_err(|e| e.to_string())?;
         for w in &spawned.warnings {
             eprintln!("partita: partition {}: {w}", l.name);
         }

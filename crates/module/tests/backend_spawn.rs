@@ -193,6 +193,8 @@ fn exec_failure_reports_the_errno_from_the_child() {
     std::fs::remove_file(&path).unwrap();
     assert_eq!(err.raw_os_error(), Some(libc::ENOENT), "{err}");
     assert!(err.to_string().contains("execve"), "{err}");
+    // The child still held its filter's listener (close-on-exec, and the exec failed) with
+    // nobody serving it: it ended with `exit`, as an exit_group would have waited for ever.
     assert_eq!(spawned.process.wait().unwrap(), ExitStatus::Exited(127));
 }
 
@@ -289,4 +291,39 @@ fn without_privileges_namespaces_degrade_with_a_warning_or_fail_under_ci() {
             assert_eq!(process.wait().unwrap(), ExitStatus::Exited(0));
         }
     }
+}
+
+/// Waits for `process` to end (polling, 20 s deadline); kills it and fails the test otherwise.
+fn wait_for_end(process: &mut backend::PartitionProcess, what: &str) -> ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = process.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() >= deadline {
+            let _ = process.kill();
+            panic!("{what}: the program did not end");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn exit_group_goes_through_the_broker_and_ends_every_thread() {
+    let Some(run) = privileged("exit_group_goes_through_the_broker_and_ends_every_thread") else { return };
+    let cg = run.partition("exit-group", None).unwrap();
+    let (ctl, bell) = shared_fds();
+    let broker = backend::sched_broker::SchedBroker::start().unwrap();
+    let helper = env!("CARGO_BIN_EXE_partita-test-spin-threads");
+    let mut spec = SpawnSpec::new("TEST", 7, helper, std::env::temp_dir(), ctl.as_fd(), bell.as_fd());
+    spec.args = vec![OsString::from("exit"), OsString::from("3")];
+    spec.cgroup = Some(&cg);
+    spec.broker = Some(&broker);
+    let Spawned { mut process, .. } = backend::spawn(&spec).unwrap();
+    cg.thaw().unwrap();
+    // The whole process ended (an exit_group refused with ENOSYS would have ended only the
+    // main thread: glibc's _exit falls back to exit), with its code, and the broker saw it.
+    assert_eq!(wait_for_end(&mut process, "exit_group under the broker"), ExitStatus::Exited(3));
+    assert_eq!(broker.counts().exits.load(std::sync::atomic::Ordering::Relaxed), 1);
+    assert_eq!(broker.counts().granted.load(std::sync::atomic::Ordering::Relaxed), 0);
 }

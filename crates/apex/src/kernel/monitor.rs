@@ -78,7 +78,9 @@ extern "C" fn probe_main(arg: *mut c_void) -> *mut c_void {
             crate::kernel::hm::take_injected(rt);
         }
         if rt.cb.status.module_running.load(Ordering::Acquire) == 0 {
-            // The module shut down: so does the partition.
+            // The module shut down: so does the partition. Its exit_group goes through the
+            // module's broker, which demotes every thread first (no demotion here: under the
+            // module's filter it would only be more brokered calls, and it delayed the exit).
             // SAFETY: _exit ends the whole program at once, which is what is wanted.
             unsafe { libc::_exit(0) };
         }

@@ -185,6 +185,26 @@ impl Default for Line {
     }
 }
 
+/// Moves every thread of this process to SCHED_OTHER before the process ends on its own: a
+/// process whose threads exit at different real-time priorities on one CPU can hold that CPU
+/// for ever in the kernel's exit path (the module's `backend::rt::demote_threads`). Under the
+/// module's system call filter (`Seccomp: 2` in /proc/self/status) nothing is done: the
+/// module's broker demotes the threads itself when the exit_group arrives, and these calls
+/// would only queue behind it. Standalone (no module, no filter) the calls are made directly.
+pub fn demote_own_threads_before_exit() {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    if status.lines().any(|l| l.strip_prefix("Seccomp:").is_some_and(|v| v.trim() == "2")) {
+        return;
+    }
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return };
+    let param = libc::sched_param { sched_priority: 0 };
+    for tid in tasks.flatten().filter_map(|e| e.file_name().to_str()?.parse::<libc::pid_t>().ok()) {
+        // SAFETY: sched_setscheduler on a thread id of this process with a valid parameter; a
+        // thread gone meanwhile only makes the call fail.
+        unsafe { libc::sched_setscheduler(tid, libc::SCHED_OTHER, &param) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

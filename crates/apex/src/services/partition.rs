@@ -50,6 +50,7 @@ pub fn set_partition_mode(m: u32) -> ApexResult<()> {
         // SAFETY: flushing every C stdio stream before the program ends.
         unsafe { libc::fflush(std::ptr::null_mut()) };
         eprintln!("partita-apex (standalone): SET_PARTITION_MODE({}): no module to idle or restart the partition; exiting", target.name());
+        crate::kernel::sys::demote_own_threads_before_exit();
         std::process::exit(0);
     }
     post_request(rt, request::SET_MODE, m);

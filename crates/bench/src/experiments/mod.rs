@@ -2,6 +2,7 @@
 //! experiment or workload is added by adding it to `all()` or `workloads()`.
 
 pub mod api;
+pub mod broker;
 pub mod c_workloads;
 pub mod campaign_parts;
 pub mod campaign_run;
@@ -43,6 +44,7 @@ pub fn all() -> Vec<&'static dyn Experiment> {
         &overlap::Overlap,
         &spinlock::Spinlock,
         &release::Release,
+        &broker::Broker,
         &memlat::Memlat,
         &coloring::Coloring,
         &soak::Soak,
@@ -59,6 +61,7 @@ pub fn workloads() -> Vec<&'static Workload> {
         &programs::API,
         &programs::IDLE,
         &switch_floor::SWITCH_FLOOR,
+        &broker::BROKER,
         &soak_parts::TIME,
         &soak_parts::PRODUCER,
         &soak_parts::CONSUMER,

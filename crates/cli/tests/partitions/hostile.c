@@ -6,12 +6,15 @@
  *   close     closes every descriptor, the runtime's included, then keeps calling the runtime
  *   hog       allocates and touches memory until the memory cgroup stops it
  *   port      stores into the read-only mapping of its destination port "state"
+ *   namespaces  clone with each CLONE_NEW* flag, clone3, unshare and setns; then a thread
+ *             (pthread_create: glibc falls back from clone3 to clone) and a fork that exits
  *   writer    (a well-behaved partner of "port") writes "intact" on the source of "state"
  *             once, then spins on GET_TIME like timecheck.c ("ran START END" lines)
  * Lines that are not attacks start with "note". */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
@@ -255,8 +258,72 @@ static void attack_port(void) {
     idle();
 }
 
+/* clone with `flags` (a fork otherwise): a child that got through exits at once. Reports 1 for a
+ * child created. */
+static void try_clone(const char *name, unsigned long flags) {
+    errno = 0;
+    long r = syscall(SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
+    if (r == 0) syscall(SYS_exit, 0);
+    int e = r < 0 ? errno : 0;
+    if (r > 0) waitpid((pid_t)r, NULL, 0);
+    report(name, r > 0 ? 1 : r, e);
+}
+
+/* struct clone_args (its 88-byte version). */
+struct clone_args88 {
+    unsigned long long flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+        set_tid_size, cgroup;
+};
+
+static void try_clone3(const char *name, unsigned long long flags) {
+    struct clone_args88 ca;
+    memset(&ca, 0, sizeof ca);
+    ca.flags = flags;
+    ca.exit_signal = SIGCHLD;
+    errno = 0;
+    long r = syscall(SYS_clone3, &ca, sizeof ca);
+    if (r == 0) syscall(SYS_exit, 0);
+    int e = r < 0 ? errno : 0;
+    if (r > 0) waitpid((pid_t)r, NULL, 0);
+    report(name, r > 0 ? 1 : r, e);
+}
+
+static void *thread_main(void *arg) { return arg; }
+
+static void attack_namespaces(void) {
+    try_clone("clone_newuser", CLONE_NEWUSER);
+    try_clone("clone_newns", CLONE_NEWNS);
+    try_clone("clone_newpid", CLONE_NEWPID);
+    try_clone("clone_newnet", CLONE_NEWNET);
+    try_clone("clone_newipc", CLONE_NEWIPC);
+    try_clone("clone_newuts", CLONE_NEWUTS);
+    try_clone("clone_newcgroup", CLONE_NEWCGROUP);
+    try_clone("clone_newuser_newns_newpid", CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID);
+    try_clone3("clone3_newuser", CLONE_NEWUSER);
+    try_clone3("clone3_newtime", 0x80 /* CLONE_NEWTIME */);
+    try_clone3("clone3_plain", 0);
+    SYS("unshare_user_mount", SYS_unshare, CLONE_NEWUSER | CLONE_NEWNS);
+    SYS("unshare_time", SYS_unshare, 0x80 /* CLONE_NEWTIME */);
+    int ns = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+    SYS("setns_user", SYS_setns, ns, CLONE_NEWUSER);
+    close(ns);
+    /* What must still work: threads and processes. */
+    pthread_t t;
+    void *ret = NULL;
+    int rc = pthread_create(&t, NULL, thread_main, (void *)7);
+    if (rc == 0) pthread_join(t, &ret);
+    report("pthread_create", rc == 0 ? (long)ret : -1, rc);
+    pid_t child = fork();
+    if (child == 0) _exit(7); /* an exit_group, through the module's broker */
+    int status = 0, e = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child) e = errno;
+    report("fork_exit", WIFEXITED(status) ? WEXITSTATUS(status) : -1, e);
+    idle();
+}
+
 static void attack(void) {
     if (!strcmp(group, "syscalls")) attack_syscalls();
+    else if (!strcmp(group, "namespaces")) attack_namespaces();
     else if (!strcmp(group, "close")) attack_close();
     else if (!strcmp(group, "hog")) attack_hog();
     else if (!strcmp(group, "port")) attack_port();

@@ -21,6 +21,16 @@
 //!   that the ids and memory read belong to the process still waiting for the answer.
 //!
 //! The result (or errno) of the module's call is the partition's result.
+//!
+//! `exit_group` comes here too, for the kernel's exit-path hazard ([`super::rt::demote_threads`]):
+//! a process whose threads exit at different real-time priorities on one CPU can hold that CPU
+//! for ever in the kernel. The broker moves every thread of the exiting process to SCHED_OTHER,
+//! remembers them (their later scheduling requests are refused with EPERM: a sibling may not
+//! climb back between the demotion and the kill that exit_group sends it), and lets the call
+//! run (SECCOMP_USER_NOTIF_FLAG_CONTINUE). An exit is never refused: whatever fails on the way,
+//! the answer is CONTINUE. When the broker stops, it answers what is pending first; a call made
+//! after its listener is closed fails with ENOSYS (glibc's `_exit` then ends the calling thread
+//! with `exit`), and the module kills what is left, demoted (docs/isolation.md).
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -68,6 +78,8 @@ struct SchedAttr {
 pub struct BrokerCounts {
     pub granted: AtomicU64,
     pub refused: AtomicU64,
+    /// `exit_group` calls let through after their process's threads were demoted.
+    pub exits: AtomicU64,
 }
 
 struct Shared {
@@ -133,11 +145,22 @@ fn kick(fd: RawFd) {
     unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
 }
 
+/// One partition program's filter listener (shared by the processes it forks) and the threads
+/// of its processes that are exiting.
+struct Listener {
+    fd: OwnedFd,
+    /// Host thread ids demoted for an exit_group: no scheduling request of theirs is granted.
+    exiting: Vec<i32>,
+    /// Thread ids seen in the partition's PID namespace and on the host, `(ns, host)`: a hint
+    /// for [`own_thread`], checked against /proc on every use.
+    ids: Vec<(i32, i32)>,
+}
+
 fn serve(s: &Shared) {
-    let mut listeners: Vec<OwnedFd> = Vec::new();
+    let mut listeners: Vec<Listener> = Vec::new();
     loop {
         let mut fds: Vec<libc::pollfd> = std::iter::once(s.wake.as_raw_fd())
-            .chain(listeners.iter().map(|l| l.as_raw_fd()))
+            .chain(listeners.iter().map(|l| l.fd.as_raw_fd()))
             .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
             .collect();
         // SAFETY: `fds` is a valid array of pollfd of the given length.
@@ -149,15 +172,17 @@ fn serve(s: &Shared) {
             let mut v = 0u64;
             // SAFETY: reading the 8-byte counter of our eventfd into a valid buffer.
             unsafe { libc::read(s.wake.as_raw_fd(), (&mut v as *mut u64).cast(), 8) };
+            let incoming = std::mem::take(&mut *s.incoming.lock().unwrap_or_else(|e| e.into_inner()));
+            listeners.extend(incoming.into_iter().map(|fd| Listener { fd, exiting: Vec::new(), ids: Vec::new() }));
             if s.stop.load(Ordering::Acquire) {
+                drain(&mut listeners, &s.counts);
                 return;
             }
-            listeners.append(&mut s.incoming.lock().unwrap_or_else(|e| e.into_inner()));
         }
         let mut gone = Vec::new();
         for (k, p) in fds.iter().enumerate().skip(1) {
             if p.revents & libc::POLLIN != 0 {
-                serve_one(p.fd, &s.counts);
+                serve_one(&mut listeners[k - 1], &s.counts);
             } else if p.revents != 0 {
                 // POLLHUP: every task using the filter has exited.
                 gone.push(k - 1);
@@ -169,15 +194,45 @@ fn serve(s: &Shared) {
     }
 }
 
-/// Receives one notification on `listener`, decides and answers it.
-fn serve_one(listener: RawFd, counts: &BrokerCounts) {
+/// Before the listeners close (the broker stops): answers every call already waiting, so that
+/// no exit_group made before the stop fails. Bounded: each listener is read until it has
+/// nothing pending, at most [`DRAIN_LIMIT`] calls each.
+fn drain(listeners: &mut [Listener], counts: &BrokerCounts) {
+    for l in listeners {
+        for _ in 0..DRAIN_LIMIT {
+            let mut p = libc::pollfd { fd: l.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd, no wait.
+            if unsafe { libc::poll(&mut p, 1, 0) } != 1 || p.revents & libc::POLLIN == 0 {
+                break;
+            }
+            serve_one(l, counts);
+        }
+    }
+}
+
+/// At most this many calls per listener are answered while the broker stops (a partition
+/// cannot keep it from stopping by calling without end).
+const DRAIN_LIMIT: usize = 64;
+
+/// Receives one notification on `l`, decides and answers it.
+fn serve_one(l: &mut Listener, counts: &BrokerCounts) {
+    let listener = l.fd.as_raw_fd();
     // SAFETY: an all-zero seccomp_notif is valid (and required by the RECV ioctl).
     let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
     // SAFETY: RECV fills the seccomp_notif we pass.
     if unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut req) } != 0 {
         return; // ENOENT: the caller went away (killed) meanwhile
     }
-    let (val, error) = match decide(listener, &req) {
+    if req.data.nr as libc::c_long == libc::SYS_exit_group {
+        demote_for_exit(req.pid as i32, &mut l.exiting);
+        counts.exits.fetch_add(1, Ordering::Relaxed);
+        let resp = libc::seccomp_notif_resp { id: req.id, val: 0, error: 0, flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32 };
+        // SAFETY: SEND reads the seccomp_notif_resp we pass; failure (the caller is gone) is harmless.
+        unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
+        return;
+    }
+    let decision = if l.exiting.contains(&(req.pid as i32)) { Err(libc::EPERM) } else { decide(listener, &req, l) };
+    let (val, error) = match decision {
         Ok(v) => {
             counts.granted.fetch_add(1, Ordering::Relaxed);
             (v, 0)
@@ -198,14 +253,41 @@ fn still_valid(listener: RawFd, id: u64) -> Result<(), i32> {
     if unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &id) } == 0 { Ok(()) } else { Err(libc::ESRCH) }
 }
 
-fn decide(listener: RawFd, req: &libc::seccomp_notif) -> Result<i64, i32> {
+/// Moves every thread of `caller`'s process to SCHED_OTHER before its exit_group runs, and
+/// records them in `exiting` (after forgetting the threads of earlier exits that are gone).
+/// The thread list is read again after each pass, so that threads created meanwhile (at the
+/// policy of a real-time creator) are demoted too; a few passes at most.
+fn demote_for_exit(caller: i32, exiting: &mut Vec<i32>) {
+    exiting.retain(|&t| super::sys::pid_alive(t));
+    let mut done: Vec<i32> = Vec::new();
+    for _ in 0..4 {
+        // /proc/<tid>/task lists the threads of the whole group, whichever thread calls.
+        let fresh: Vec<i32> = super::rt::threads_of(caller).into_iter().filter(|t| !done.contains(t)).collect();
+        if fresh.is_empty() {
+            break;
+        }
+        super::rt::demote_threads(fresh.iter().copied());
+        done.extend(fresh);
+    }
+    if done.is_empty() {
+        // /proc unreadable: the caller at least.
+        super::rt::demote_threads([caller]);
+        done.push(caller);
+    }
+    exiting.extend(done);
+}
+
+fn decide(listener: RawFd, req: &libc::seccomp_notif, l: &mut Listener) -> Result<i64, i32> {
     let caller = req.pid as i32;
     let args = req.data.args;
     let target_ns = args[0] as i32;
     if target_ns < 0 {
         return Err(libc::EINVAL);
     }
-    let target = if target_ns == 0 { caller } else { own_thread(caller, target_ns).ok_or(libc::ESRCH)? };
+    let target = if target_ns == 0 { caller } else { own_thread(caller, target_ns, &mut l.ids).ok_or(libc::ESRCH)? };
+    if l.exiting.contains(&target) {
+        return Err(libc::EPERM);
+    }
     still_valid(listener, req.id)?;
     let nr = req.data.nr as libc::c_long;
     let r = if nr == libc::SYS_sched_setscheduler {
@@ -277,21 +359,47 @@ fn errno() -> i32 {
 
 /// The host id of the thread of `caller`'s process whose id in its own PID namespace is
 /// `ns_tid` (the last `NSpid` field); None if the process has no such thread.
-fn own_thread(caller: i32, ns_tid: i32) -> Option<i32> {
+///
+/// In a PID namespace the ids differ, and finding the thread means reading the status of each
+/// thread of the process (some 15 us each: this dominated a brokered call by thread id). `ids`
+/// keeps the pairs seen: a known pair costs one status read, of that thread under the caller's
+/// `task` directory, which checks both that it is still the caller's and that its namespace id
+/// is still `ns_tid`. A stale pair (the thread ended, its host id reused) fails that check and
+/// the threads are read again. At most [`IDS_KEPT`] pairs.
+fn own_thread(caller: i32, ns_tid: i32, ids: &mut Vec<(i32, i32)>) -> Option<i32> {
     let innermost = |tid: &str| -> Option<i32> {
         let status = std::fs::read_to_string(format!("/proc/{caller}/task/{tid}/status")).ok()?;
         status.lines().find_map(|l| l.strip_prefix("NSpid:"))?.split_whitespace().last()?.parse().ok()
     };
+    if let Some(&(_, host)) = ids.iter().find(|(ns, _)| *ns == ns_tid)
+        && innermost(&host.to_string()) == Some(ns_tid)
+    {
+        return Some(host);
+    }
     // Without a PID namespace the ids are the same: one lookup.
     if innermost(&ns_tid.to_string()) == Some(ns_tid) {
         return Some(ns_tid);
     }
-    std::fs::read_dir(format!("/proc/{caller}/task")).ok()?.flatten().find_map(|e| {
+    ids.retain(|(ns, _)| *ns != ns_tid);
+    let mut found = None;
+    for e in std::fs::read_dir(format!("/proc/{caller}/task")).ok()?.flatten() {
         let name = e.file_name();
-        let tid = name.to_str()?;
-        (innermost(tid) == Some(ns_tid)).then(|| tid.parse().ok()).flatten()
-    })
+        let (Some(tid), Some(host)) = (name.to_str(), name.to_str().and_then(|t| t.parse::<i32>().ok())) else { continue };
+        let Some(ns) = innermost(tid) else { continue };
+        if ids.len() >= IDS_KEPT {
+            ids.clear();
+        }
+        ids.retain(|&(n, _)| n != ns);
+        ids.push((ns, host));
+        if ns == ns_tid {
+            found = Some(host);
+        }
+    }
+    found
 }
+
+/// Bound of [`own_thread`]'s pairs per partition program.
+const IDS_KEPT: usize = 256;
 
 /// Reads a `T` at `addr` of process `pid` (EFAULT if it cannot be read whole).
 fn read_remote<T: Copy>(pid: i32, addr: u64) -> Result<T, i32> {
@@ -363,8 +471,54 @@ mod tests {
         let me = std::process::id() as i32;
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
-        assert_eq!(own_thread(me, tid), Some(tid));
-        assert_eq!(own_thread(me, i32::MAX), None);
+        let mut ids = Vec::new();
+        assert_eq!(own_thread(me, tid, &mut ids), Some(tid));
+        assert_eq!(own_thread(me, i32::MAX, &mut ids), None);
+        // A stale hint (another thread's host id, or one that is gone) is checked, not believed.
+        let mut ids = vec![(tid, 1), (i32::MAX, tid)];
+        assert_eq!(own_thread(me, tid, &mut ids), Some(tid));
+        assert_eq!(own_thread(me, i32::MAX, &mut ids), None);
+        assert!(!ids.contains(&(i32::MAX, tid)), "the stale pair is dropped: {ids:?}");
+    }
+
+    #[test]
+    fn an_exit_demotes_every_thread_of_the_process_and_remembers_them() {
+        // Threads of this process at SCHED_BATCH (no privilege needed) stand in for real-time ones.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let done_rx = Arc::new(Mutex::new(done_rx));
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let (tx, done_rx) = (tx.clone(), done_rx.clone());
+                std::thread::spawn(move || {
+                    let p = libc::sched_param { sched_priority: 0 };
+                    // SAFETY: the calling thread (0) to SCHED_BATCH with a valid parameter.
+                    assert_eq!(unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &p) }, 0);
+                    // SAFETY: gettid has no preconditions.
+                    tx.send(unsafe { libc::gettid() }).unwrap();
+                    let _ = done_rx.lock().unwrap().recv();
+                })
+            })
+            .collect();
+        let tids: Vec<i32> = (0..2).map(|_| rx.recv().unwrap()).collect();
+        // SAFETY: plain query of a thread's policy.
+        let policy = |t: i32| unsafe { libc::sched_getscheduler(t) };
+        assert!(tids.iter().all(|&t| policy(t) == libc::SCHED_BATCH));
+        // A dead thread of an earlier exit is forgotten.
+        let mut exiting = vec![i32::MAX - 1];
+        // Whichever thread calls: /proc/<tid>/task is the whole group.
+        demote_for_exit(tids[0], &mut exiting);
+        for &t in &tids {
+            assert_eq!(policy(t), libc::SCHED_OTHER, "thread {t}");
+            assert!(exiting.contains(&t), "thread {t} is remembered");
+        }
+        // SAFETY: gettid has no preconditions.
+        assert!(exiting.contains(&unsafe { libc::gettid() }), "the test's own thread is in the group too");
+        assert!(!exiting.contains(&(i32::MAX - 1)));
+        drop(done_tx);
+        for t in threads {
+            t.join().unwrap();
+        }
     }
 
     #[test]

@@ -17,7 +17,12 @@
 //! Scheduling changes (sched_setscheduler, sched_setparam, sched_setattr) do not run in the
 //! partition either: partitions hold no capability, so they could not take a real-time
 //! priority themselves. The filter hands those calls to the module (SECCOMP_RET_USER_NOTIF),
-//! whose [`super::sched_broker`] performs them within the partitions' ceiling.
+//! whose [`super::sched_broker`] performs them within the partitions' ceiling. `exit_group`
+//! goes to the broker too, which demotes the exiting process's threads before letting it run.
+//!
+//! Two calls fail without a trap (SECCOMP_RET_ERRNO; no health monitor event, as C libraries
+//! make them in ordinary use): `clone` with a namespace flag (EPERM) and `clone3` (ENOSYS).
+//! `unshare` and `setns`, the other ways into a new namespace, are denied above.
 
 /// Denied system call numbers of this architecture, by group (docs/isolation.md, `## Threat
 /// model`, names the test of each group).
@@ -99,8 +104,25 @@ const AUDIT_ARCH: u32 = 0xC000_003E;
 #[cfg(target_arch = "aarch64")]
 const AUDIT_ARCH: u32 = 0xC000_00B7;
 
-/// Calls brokered by the module ([`super::sched_broker`]).
-pub(crate) const BROKERED: &[libc::c_long] = &[libc::SYS_sched_setscheduler, libc::SYS_sched_setparam, libc::SYS_sched_setattr];
+/// Calls brokered by the module ([`super::sched_broker`]): the scheduling calls, which it makes
+/// itself within the partitions' ceiling, and `exit_group`, before which it moves every thread
+/// of the caller to the normal policy (the exit-path hazard of [`super::rt::demote_threads`])
+/// and then lets the call run (SECCOMP_USER_NOTIF_FLAG_CONTINUE).
+pub(crate) const BROKERED: &[libc::c_long] =
+    &[libc::SYS_sched_setscheduler, libc::SYS_sched_setparam, libc::SYS_sched_setattr, libc::SYS_exit_group];
+
+/// The `clone` flags that create namespaces: a partition may start processes and threads, but
+/// not leave its namespaces (a new user namespace would hand it every capability over the
+/// mounts, network and IPC objects it creates there). CLONE_NEWTIME (0x80) has no place in
+/// `clone`'s flags (that byte is the exit signal there): it exists only for `clone3` and
+/// `unshare`, both refused. The kernel reads only the low 32 bits of `clone`'s flags.
+pub(crate) const CLONE_NAMESPACES: u32 = (libc::CLONE_NEWNS
+    | libc::CLONE_NEWCGROUP
+    | libc::CLONE_NEWUTS
+    | libc::CLONE_NEWIPC
+    | libc::CLONE_NEWUSER
+    | libc::CLONE_NEWPID
+    | libc::CLONE_NEWNET) as u32;
 
 /// Calls that fail with EPERM (no SIGSYS, no health-monitor event: programs and libraries
 /// that try them, e.g. a daemon detaching itself, can cope with a refusal): leaving the
@@ -110,13 +132,15 @@ pub(crate) const BROKERED: &[libc::c_long] = &[libc::SYS_sched_setscheduler, lib
 pub(crate) const REFUSED: &[libc::c_long] = &[libc::SYS_setsid, libc::SYS_setpgid];
 
 const SECCOMP_RET_ALLOW: u32 = 0x7fff_0000;
-const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 const SECCOMP_RET_USER_NOTIF: u32 = 0x7fc0_0000;
 const SECCOMP_RET_TRAP: u32 = 0x0003_0000;
+const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
-/// Offsets in `struct seccomp_data`.
+/// Offsets in `struct seccomp_data`: the call number, the architecture, and the low 32 bits
+/// of the first argument (`clone`'s flags on x86-64 and aarch64 alike).
 const NR: u32 = 0;
 const ARCH: u32 = 4;
+const ARG0_LOW: u32 = if cfg!(target_endian = "little") { 16 } else { 20 };
 
 fn stmt(code: u32, k: u32) -> libc::sock_filter {
     libc::sock_filter { code: code as u16, jt: 0, jf: 0, k }
@@ -127,11 +151,25 @@ fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 }
 
 /// The BPF program (built by the parent: the child between clone and exec does not allocate).
+///
+/// Layout: the architecture check, the call number, one comparison per special call (each
+/// jumping forward to its verdict in the tail on a match), then the tail:
+/// ALLOW (the fall-through), the `clone` flag check, EPERM, ENOSYS, USER_NOTIF, TRAP.
+///
+/// - `clone` with a namespace flag ([`CLONE_NAMESPACES`]) fails with EPERM, the kernel's own
+///   answer to an unprivileged caller; other `clone`s (fork, threads) run.
+/// - `clone3` fails with ENOSYS: its flags lie behind a pointer the filter cannot read, and
+///   glibc (pthread_create, fork, posix_spawn) falls back to `clone` on ENOSYS. Neither is an
+///   ILLEGAL_REQUEST: C libraries probe clone3 as a matter of course.
 pub(crate) fn filter() -> Vec<libc::sock_filter> {
-    use libc::{BPF_ABS, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_K, BPF_LD, BPF_RET, BPF_W};
-    let n = DENIED.len() as u32;
-    let b = BROKERED.len() as u32;
-    let r = REFUSED.len() as u32;
+    use libc::{BPF_ABS, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_JSET, BPF_K, BPF_LD, BPF_RET, BPF_W};
+    let x32 = cfg!(target_arch = "x86_64");
+    let header = 4;
+    let comparisons = usize::from(x32) + DENIED.len() + BROKERED.len() + REFUSED.len() + 2;
+    let tail = header + comparisons;
+    let (allow, clone_check, eperm, enosys, notify, trap) = (tail, tail + 1, tail + 4, tail + 5, tail + 6, tail + 7);
+    // Forward offset from the instruction at `at` to `target`.
+    let to = |at: usize, target: usize| -> u8 { u8::try_from(target - at - 1).expect("jump offsets are 8-bit") };
     let mut f = vec![
         stmt(BPF_LD | BPF_W | BPF_ABS, ARCH),
         // Another architecture's calling convention (numbers differ): refuse outright.
@@ -140,27 +178,30 @@ pub(crate) fn filter() -> Vec<libc::sock_filter> {
         stmt(BPF_LD | BPF_W | BPF_ABS, NR),
     ];
     // x32 system calls (bit 30) are an alternate entry into the same kernel code.
-    let x32 = cfg!(target_arch = "x86_64");
     if x32 {
-        f.push(jump(BPF_JMP | BPF_JGE | BPF_K, 0x4000_0000, (n + b + r) as u8 + 3, 0));
+        f.push(jump(BPF_JMP | BPF_JGE | BPF_K, 0x4000_0000, to(f.len(), trap), 0));
     }
-    // After the comparisons: ALLOW, ERRNO(EPERM), USER_NOTIF, TRAP.
-    for (i, &nr) in DENIED.iter().enumerate() {
-        // Jump over the remaining comparisons, the ALLOW, the ERRNO and the USER_NOTIF to the TRAP.
-        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, (n + b + r - i as u32 + 2) as u8, 0));
+    for &nr in DENIED {
+        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, to(f.len(), trap), 0));
     }
-    for (i, &nr) in BROKERED.iter().enumerate() {
-        // Jump over the remaining comparisons, the ALLOW and the ERRNO to the USER_NOTIF.
-        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, (b + r - i as u32 + 1) as u8, 0));
+    for &nr in BROKERED {
+        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, to(f.len(), notify), 0));
     }
-    for (i, &nr) in REFUSED.iter().enumerate() {
-        // Jump over the remaining comparisons and the ALLOW to the ERRNO.
-        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, (r - i as u32) as u8, 0));
+    for &nr in REFUSED {
+        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, to(f.len(), eperm), 0));
     }
+    f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, libc::SYS_clone3 as u32, to(f.len(), enosys), 0));
+    f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, libc::SYS_clone as u32, to(f.len(), clone_check), 0));
+    debug_assert_eq!(f.len(), allow);
+    f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+    f.push(stmt(BPF_LD | BPF_W | BPF_ABS, ARG0_LOW));
+    f.push(jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_NAMESPACES, to(f.len(), eperm), 0));
     f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
     f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | libc::EPERM as u32));
+    f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | libc::ENOSYS as u32));
     f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
     f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_TRAP));
+    debug_assert_eq!(f.len(), trap + 1);
     f
 }
 
@@ -194,43 +235,5 @@ pub(crate) unsafe fn install(filter: &[libc::sock_filter]) -> Result<i32, i32> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_denied_call_jumps_to_the_trap() {
-        let f = filter();
-        assert!(f.len() < 255, "jump offsets are 8-bit");
-        let trap = f.len() - 1;
-        assert_eq!(f[trap].k, SECCOMP_RET_TRAP);
-        assert_eq!(f[trap - 1].k, SECCOMP_RET_USER_NOTIF);
-        assert_eq!(f[trap - 2].k, SECCOMP_RET_ERRNO | libc::EPERM as u32);
-        assert_eq!(f[trap - 3].k, SECCOMP_RET_ALLOW);
-        let first =
-            f.iter().position(|i| i.k == DENIED[0] as u32 && i.code == (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16).unwrap();
-        for (i, &nr) in DENIED.iter().enumerate() {
-            let at = first + i;
-            assert_eq!(f[at].k, nr as u32);
-            assert_eq!(at + 1 + f[at].jt as usize, trap, "{nr}");
-        }
-        let first = first + DENIED.len();
-        for (i, &nr) in BROKERED.iter().enumerate() {
-            let at = first + i;
-            assert_eq!(f[at].k, nr as u32);
-            assert_eq!(at + 1 + f[at].jt as usize, trap - 1, "scheduling call {nr} goes to the module");
-        }
-        let first = first + BROKERED.len();
-        for (i, &nr) in REFUSED.iter().enumerate() {
-            let at = first + i;
-            assert_eq!(f[at].k, nr as u32);
-            assert_eq!(at + 1 + f[at].jt as usize, trap - 2, "call {nr} fails with EPERM");
-        }
-        // Everything else is allowed: the fall-through of the last comparison.
-        assert_eq!(first + REFUSED.len(), trap - 3);
-        #[cfg(target_arch = "x86_64")]
-        {
-            let x32 = f.iter().position(|i| i.code == (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16).unwrap();
-            assert_eq!(x32 + 1 + f[x32].jt as usize, trap, "x32 calls trap");
-        }
-    }
-}
+#[path = "seccomp_tests.rs"]
+mod tests;

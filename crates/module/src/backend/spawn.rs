@@ -76,6 +76,11 @@ pub struct SpawnSpec<'a> {
     /// Start it stopped ([`StartState::Stopped`], for the signal gate) rather than in its
     /// frozen cgroup: no cgroup freeze write on the start path.
     pub start_stopped: bool,
+    /// Serves the listener of the program's system call filter: its scheduling calls and its
+    /// exit_group arrive there. None: the listener is closed at once, and those calls fail
+    /// with ENOSYS (an exit then ends only the calling thread: glibc's `_exit` falls back to
+    /// `exit`). Never kept without a server: an exit_group would wait for an answer for ever.
+    pub broker: Option<&'a super::sched_broker::SchedBroker>,
 }
 
 impl<'a> SpawnSpec<'a> {
@@ -108,6 +113,7 @@ impl<'a> SpawnSpec<'a> {
             cancel: None,
             confine: None,
             start_stopped: false,
+            broker: None,
         }
     }
 }
@@ -135,10 +141,6 @@ pub struct Spawned {
     pub namespaces: bool,
     /// It was created inside its v2 cgroup (`CLONE_INTO_CGROUP`) rather than moved in.
     pub cloned_into_cgroup: bool,
-    /// The listener of the program's system call filter: its scheduling calls arrive here
-    /// for the module's [`super::sched_broker::SchedBroker`] to perform or refuse.
-    /// (Taken by the module: dropping it makes those calls fail with ENOSYS.)
-    pub listener: Option<OwnedFd>,
     /// What degraded and why.
     pub warnings: Vec<String>,
 }
@@ -448,6 +450,10 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
     // The child waits at its gate with the listener open: take a copy of it.
     let listener = sys::pidfd_getfd(process.pidfd.as_fd(), listener)
         .map_err(|e| Error::io(format!("taking the system call filter listener (fd {listener}) of partition {}", spec.name), e))?;
+    // Before its first instruction (it waits at its gate): its first brokered call has a server.
+    if let Some(b) = spec.broker {
+        b.add(listener);
+    }
     let mut start = StartState::Gated;
     if spec.start_stopped {
         // Sent from the module's PID namespace, so it reaches the PID 1 of the partition's
@@ -473,7 +479,6 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         start,
         namespaces: ctx.namespaces,
         cloned_into_cgroup: into_cgroup,
-        listener: Some(listener),
         warnings,
     })
 }

@@ -248,8 +248,18 @@ impl Drop for BlockSignals {
 /// Reports `(stage, errno)` on the status pipe and exits.
 pub(crate) fn fail(ctx: &ChildCtx, stage: Stage, errno: i32) -> ! {
     report(ctx, stage, errno);
-    // SAFETY: _exit is async-signal-safe.
-    unsafe { libc::_exit(127) }
+    exit_child(127)
+}
+
+/// Ends the child with `exit`, not `exit_group`: once its filter is installed, `exit_group`
+/// waits for the module's broker, which serves the listener only after a successful setup
+/// (the child, holding the listener itself, would wait for ever). The child has one thread,
+/// so `exit` ends it all the same.
+fn exit_child(code: i32) -> ! {
+    loop {
+        // SAFETY: the exit system call of the calling (only) thread; it does not return.
+        unsafe { libc::syscall(libc::SYS_exit, code) };
+    }
 }
 
 fn report(ctx: &ChildCtx, stage: Stage, errno: i32) {
@@ -389,7 +399,7 @@ fn child_main(ctx: &ChildCtx) -> ! {
         loop {
             match libc::read(ctx.gate, (&mut b as *mut u8).cast(), 1) {
                 1 => break,
-                0 => libc::_exit(0), // the module went away before releasing us
+                0 => exit_child(0), // the module went away before releasing us
                 _ if sys::errno() == libc::EINTR => continue,
                 _ => fail(ctx, Stage::Gate, sys::errno()),
             }
