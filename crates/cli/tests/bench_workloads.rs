@@ -57,8 +57,14 @@ fn native_vs_partition_scores_both_ways_and_times_a_users_command() {
     // itself ran (a partition sees the host's files read-only, so it cannot leave a marker file).
     let cmd = "i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; sleep 0.05";
     let lines = quick_with("native-vs-partition", "process", &dir.path().join("r.db"), &["--workload-cmd", cmd]);
-    for m in ["native_score", "partition_score", "loss_pct"] {
+    for m in ["native_score", "partition_score", "noise_pct"] {
         assert!(per_point(&lines, m).iter().all(|n| *n > 0), "{m}");
+    }
+    // Each point gives the loss, or, when the native baseline came out slower than the
+    // partitioned run beyond its own noise, the loss as rejected (a measurement problem).
+    for v in &lines {
+        let has = |m: &str| v["metrics"][m]["n"].as_u64().unwrap_or(0) > 0;
+        assert!(has("loss_pct") != has("rejected_loss_pct"), "loss_pct xor rejected_loss_pct: {v}");
     }
     // The command runs at the -O0 points: 3 times per core, natively and in partitions.
     let o0: Vec<&Value> = lines.iter().filter(|v| v["params"]["flags"] == "O0").collect();

@@ -646,6 +646,15 @@ impl<'a> Lifecycle<'a> {
         for run in &self.state.partitions {
             run.control.block().status.module_running.store(0, Ordering::Release);
         }
+        // Every partition demoted and killed first, then each waited for: a dying thread needs
+        // its CPU to finish dying, and a partition still running at its real-time priority on
+        // that CPU (not yet killed, its window open at the end) would keep it from it until
+        // kill_all's timeout.
+        for l in &self.launches {
+            if let Some(cg) = &l.cgroup {
+                cg.kill_now();
+            }
+        }
         for i in 0..self.live.len() {
             if let Some(cg) = &self.launches[i].cgroup {
                 let _ = cg.kill_all(Duration::from_secs(2));

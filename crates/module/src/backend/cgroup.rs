@@ -584,11 +584,17 @@ impl PartitionCgroup {
         text.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().parse().ok())
     }
 
-    /// Kills every process of the partition and waits until none is left.
-    pub fn kill_all(&self, timeout: Duration) -> Result<()> {
+    /// Demotes every thread of the partition to the normal policy and sends every process
+    /// SIGKILL, without waiting for them to die ([`PartitionCgroup::kill_all`] waits).
+    pub fn kill_now(&self) {
         for dir in self.paths() {
             kill_dir(dir);
         }
+    }
+
+    /// Kills every process of the partition and waits until none is left.
+    pub fn kill_all(&self, timeout: Duration) -> Result<()> {
+        self.kill_now();
         let deadline = Instant::now() + timeout;
         loop {
             let left = self.pids()?;
