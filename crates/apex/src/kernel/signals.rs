@@ -21,7 +21,7 @@ use crate::kernel::{body, critical, sys};
 
 unsafe extern "C" {
     fn partita_stop_guard_init();
-    fn partita_stop_defer_at(ucontext: *mut libc::c_void) -> i32;
+    fn partita_stop_defer_at(ucontext: *mut libc::c_void, requested: i32) -> i32;
     safe fn partita_stop_guard_thread(signo: i32);
 }
 
@@ -34,9 +34,13 @@ extern "C" fn handler(_sig: i32, _info: *mut libc::siginfo_t, ctx: *mut libc::c_
     if critical::in_critical() {
         return; // the end of the critical section acts on the request
     }
+    // Inside the C library the handler never acts, whether or not a request is pending when it
+    // looks: one recorded just after the look (its signal held back until the handler returns)
+    // must not be carried out here, where a C library lock may be held; its own signal, delivered
+    // when the handler returns, defers it properly.
     // SAFETY: `ctx` is the interrupted context the kernel passes to an SA_SIGINFO handler;
     // partita_stop_defer_at only reads it, sets a thread-local mark and arms a timer (syscall).
-    if !sys::in_runtime_wait() && body::has_request() && unsafe { partita_stop_defer_at(ctx) } != 0 {
+    if !sys::in_runtime_wait() && unsafe { partita_stop_defer_at(ctx, i32::from(body::has_request())) } != 0 {
         return; // inside the C library: the call's return (or a re-sent signal) acts
     }
     // SAFETY: called on the signalled thread, outside any critical section: no runtime lock or
