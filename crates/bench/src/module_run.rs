@@ -145,17 +145,20 @@ pub fn run_module_watching(ctx: &RunContext, spec: &ModuleSpec, frames: u64, wat
     let timeout = std::time::Duration::from_nanos((spec.major_frame_ns as u64).saturating_mul(frames)) + std::time::Duration::from_secs(60);
     let spawned_monotonic_ns = monotonic_ns();
     let started = Instant::now();
-    let mut child = std::process::Command::new(&ctx.programs.exe)
-        .arg("run")
-        .arg(&config)
-        .args(["--frames", &frames.to_string(), "--trace"])
-        .arg(&trace)
-        .arg("--logs")
-        .arg(&log_dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", ctx.programs.exe.display()))?;
+    let mut module = ModuleChild(
+        std::process::Command::new(&ctx.programs.exe)
+            .arg("run")
+            .arg(&config)
+            .args(["--frames", &frames.to_string(), "--trace"])
+            .arg(&trace)
+            .arg("--logs")
+            .arg(&log_dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", ctx.programs.exe.display()))?,
+    );
+    let child = &mut module.0;
     // Drain both pipes in threads so a chatty module cannot block on a full pipe.
     let out = child.stdout.take().map(|mut s| std::thread::spawn(move || read_all(&mut s)));
     let err = child.stderr.take().map(|mut s| std::thread::spawn(move || read_all(&mut s)));
@@ -164,8 +167,7 @@ pub fn run_module_watching(ctx: &RunContext, spec: &ModuleSpec, frames: u64, wat
             break st;
         }
         if started.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
+            drop(module);
             return Err(format!("partita run {} did not end within {timeout:?}", config.display()));
         }
         watch(child.id());
@@ -183,6 +185,27 @@ pub fn run_module_watching(ctx: &RunContext, spec: &ModuleSpec, frames: u64, wat
         .find_map(|e| if let Event::ModuleStart { epoch_monotonic_ns, .. } = e { Some(*epoch_monotonic_ns) } else { None })
         .ok_or("the trace has no module_start")?;
     Ok(ModuleRun { events, log_dir, spawned_monotonic_ns, epoch_monotonic_ns, stdout, stderr })
+}
+
+/// `partita run` as the bench's child, stopped when the bench leaves it early (an error, a
+/// panic, a run past its time): SIGTERM, whose path demotes real-time partitions before killing
+/// them, then SIGKILL after 30 s.
+pub struct ModuleChild(pub std::process::Child);
+
+impl Drop for ModuleChild {
+    fn drop(&mut self) {
+        if !matches!(self.0.try_wait(), Ok(None)) {
+            return;
+        }
+        // SAFETY: kill(2) of our own child, not reaped yet (try_wait saw it running).
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + std::time::Duration::from_secs(30);
+        while matches!(self.0.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// The last `n` lines of `text` (error messages quote a module's stderr).
@@ -226,12 +249,7 @@ mod tests {
                 },
             ],
         };
-        let dir = tempfile::tempdir().unwrap();
-        let exe = dir.path().join("partita");
-        std::fs::write(&exe, "").unwrap();
-        let xml = spec.xml(&Programs::with_exe(&exe));
-        let checked = partita_config::check_text(&xml, dir.path());
-        assert!(checked.is_valid(), "{xml}\n{:?}", checked.diagnostics);
+        Programs::checked_module_xml(|p| spec.xml(p));
         assert_eq!(seconds(1_500_000), "0.001500000");
     }
 }

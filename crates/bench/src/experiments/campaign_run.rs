@@ -4,7 +4,7 @@
 //! experiment has what it needs or when it overruns its duration.
 
 use super::soak_check::TraceTail;
-use crate::module_run::tail;
+use crate::module_run::{ModuleChild, tail};
 use partita_trace::Event;
 use std::io::BufRead;
 use std::path::Path;
@@ -21,26 +21,6 @@ pub struct Ended {
     pub overran: bool,
     pub seconds: f64,
     pub stderr_tail: String,
-}
-
-/// `partita run`, stopped if the bench leaves early (an error, a panic): SIGTERM, whose kill
-/// path demotes real-time partitions before killing them, then SIGKILL after 30 s.
-struct ModuleChild(std::process::Child);
-
-impl Drop for ModuleChild {
-    fn drop(&mut self) {
-        if !matches!(self.0.try_wait(), Ok(None)) {
-            return;
-        }
-        // SAFETY: kill(2) of our own child, not reaped yet (try_wait saw it running).
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while matches!(self.0.try_wait(), Ok(None)) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// What a watched run hands its output to.

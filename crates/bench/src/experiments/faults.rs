@@ -427,12 +427,7 @@ mod tests {
 
     #[test]
     fn the_campaign_module_is_valid_and_decides_as_configured() {
-        let dir = tempfile::tempdir().unwrap();
-        let exe = dir.path().join("partita");
-        std::fs::write(&exe, "").unwrap();
-        let xml = module_xml(&Programs::with_exe(&exe));
-        let checked = partita_config::check_text(&xml, dir.path());
-        assert!(checked.is_valid(), "{xml}\n{:?}", checked.diagnostics);
+        Programs::checked_module_xml(module_xml);
         assert_eq!(configured("TargetR", 2, "DEADLINE_MISSED"), ("PARTITION", "COLD_START"));
         assert_eq!(configured("TargetR", 1, "NUMERIC_ERROR"), ("PARTITION", "IGNORE"));
         assert_eq!(configured("TargetI", 2, "HARDWARE_FAULT"), ("PARTITION", "IDLE"));

@@ -316,12 +316,7 @@ mod tests {
 
     #[test]
     fn the_messages_module_is_valid() {
-        let dir = tempfile::tempdir().unwrap();
-        let exe = dir.path().join("partita");
-        std::fs::write(&exe, "").unwrap();
-        let xml = module_xml(&Programs::with_exe(&exe), 1000);
-        let checked = partita_config::check_text(&xml, dir.path());
-        assert!(checked.is_valid(), "{xml}\n{:?}", checked.diagnostics);
+        Programs::checked_module_xml(|p| module_xml(p, 1000));
     }
 
     #[test]
