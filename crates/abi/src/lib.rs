@@ -142,9 +142,10 @@ pub struct ControlBlock {
     pub status: PartitionStatus,
     pub schedule: ScheduleState,
     pub schedule_count: u32,
-    /// The Linux real-time priorities the partition's processes use: ARINC priority 1..=63 maps
-    /// monotonically onto `rt_base + 1 ..= rt_base + rt_levels`; the initialization process
-    /// runs at `rt_base`, a process holding the preemption lock at `rt_base + rt_levels + 1`.
+    /// The Linux real-time priorities the partition's processes use: the distinct ARINC
+    /// priorities (1..=239) in use are ranked onto `rt_base + 1 ..= rt_base + rt_levels`, the
+    /// highest at the top; the initialization process runs at `rt_base`, a process holding the
+    /// preemption lock at `rt_base + rt_levels + 1`.
     /// Partitions served by priority on a FIXED_PRIORITY core get disjoint bands, ordered by
     /// their partition priority. 0 levels: the default band (base 10, 63 levels).
     pub rt_base: u32,
@@ -343,6 +344,10 @@ pub mod event {
     pub const PROCESS_CREATE: u32 = 8;
     /// first process dispatch after a window start; a = process id, b = window start (planned).
     pub const PROCESS_DISPATCH: u32 = 9;
+    /// the partition uses more distinct process priorities than its band has Linux levels: the
+    /// priorities in use from a (the lowest) to b share the band's lowest level (said once for
+    /// each new list; the partition's log names each of them).
+    pub const PRIORITIES_SHARED: u32 = 10;
 }
 
 #[repr(C)]

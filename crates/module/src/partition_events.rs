@@ -43,6 +43,7 @@ pub fn to_trace(partition: u32, e: &TraceEvent) -> Option<Event> {
         event::PROCESS_RELEASE => Event::ProcessRelease { t, core, partition, process, deadline: e.b },
         event::DEADLINE_MISSED => Event::DeadlineMissed { t, core, partition, process, deadline: e.b },
         event::PROCESS_DISPATCH => Event::ProcessDispatch { t, core, partition, process, planned: e.b },
+        event::PRIORITIES_SHARED => Event::PrioritiesShared { t, core, partition, lowest: e.a, highest: e.b },
         _ => return None,
     })
 }
