@@ -1,8 +1,7 @@
 //! The process table: one slot per ARINC process, its states, and which process the calling
 //! thread is. A process is a pthread created by CREATE_PROCESS (`services::process`), scheduled
 //! SCHED_FIFO at the Linux level its priority ranks to (`levels`) and pinned to one partition
-//! core; it waits DORMANT until START
-//! (see `body`). State changes are in `services::control`.
+//! core; it waits DORMANT until START (see `body`). State changes are in `services::control`.
 
 use crate::kernel::critical::Critical;
 use crate::kernel::runtime::{NO_DEADLINE, Runtime};
