@@ -91,8 +91,8 @@ fn rerank(_c: &Critical<'_>, rt: &Runtime, p: Priority) {
         set.insert(p);
     }
     let new = RankMap::new(set, levels);
-    for q in 0..=255usize {
-        OFFSET[q].store(new.offset(q as Priority).unwrap_or(0) as u8, Ordering::Release);
+    for (q, offset) in OFFSET.iter().enumerate() {
+        offset.store(new.offset(q as Priority).unwrap_or(0) as u8, Ordering::Release);
     }
     store(&SET, new.set());
     say_shared(rt, &new);
