@@ -31,7 +31,7 @@ use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 /// `b"PARTITA1"` read as a little-endian u64.
 pub const ABI_MAGIC: u64 = u64::from_le_bytes(*b"PARTITA1");
 /// 4: a sampling slot's seq is 2 * the generation it holds (see `ports::complete_seq`).
-/// 5: `PortEntry::config_line`, and the CONFIG_MISMATCH trace event.
+/// 5: `PortEntry::config_line`, and the CONFIG_MISMATCH and PRIORITIES_SHARED trace events.
 pub const ABI_VERSION: u32 = 5;
 
 /// File descriptor of the control block memfd in a partition program.
@@ -143,9 +143,10 @@ pub struct ControlBlock {
     pub status: PartitionStatus,
     pub schedule: ScheduleState,
     pub schedule_count: u32,
-    /// The Linux real-time priorities the partition's processes use: ARINC priority 1..=63 maps
-    /// monotonically onto `rt_base + 1 ..= rt_base + rt_levels`; the initialization process
-    /// runs at `rt_base`, a process holding the preemption lock at `rt_base + rt_levels + 1`.
+    /// The Linux real-time priorities the partition's processes use: the distinct ARINC
+    /// priorities (1..=239) in use are ranked onto `rt_base + 1 ..= rt_base + rt_levels`, the
+    /// highest at the top; the initialization process runs at `rt_base`, a process holding the
+    /// preemption lock at `rt_base + rt_levels + 1`.
     /// Partitions served by priority on a FIXED_PRIORITY core get disjoint bands, ordered by
     /// their partition priority. 0 levels: the default band (base 10, 63 levels).
     pub rt_base: u32,
@@ -347,6 +348,10 @@ pub mod event {
     /// A port creation refused with INVALID_CONFIG because a value differs from the
     /// configuration; a = [`super::config_mismatch::pack`], b = the value given.
     pub const CONFIG_MISMATCH: u32 = 10;
+    /// the partition uses more distinct process priorities than its band has Linux levels: the
+    /// priorities in use from a (the lowest) to b share the band's lowest level (said once for
+    /// each new list; the partition's log names each of them).
+    pub const PRIORITIES_SHARED: u32 = 11;
 }
 
 /// What a CONFIG_MISMATCH trace event says, packed into its `a`: the configuration line of the

@@ -156,6 +156,15 @@ pub fn trace_event(e: TraceEvent, cores: u32, now: i64) -> Result<TraceEvent, Ga
                 return Err(Garbage::new(S, "a", e.a as u64));
             }
         }
+        event::PRIORITIES_SHARED => {
+            // ARINC 653 P1-5 priorities 1..=239, the lowest first.
+            if !(1..=239).contains(&e.a) {
+                return Err(Garbage::new(S, "a", e.a as u64));
+            }
+            if !(e.a..=239).contains(&e.b) {
+                return Err(Garbage::new(S, "b", e.b as u64));
+            }
+        }
         other => return Err(Garbage::new(S, "kind", u64::from(other))),
     }
     Ok(e)

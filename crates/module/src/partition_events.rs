@@ -55,6 +55,7 @@ pub fn to_trace(partition: u32, e: &TraceEvent) -> Option<Event> {
                 line,
             }
         }
+        event::PRIORITIES_SHARED => Event::PrioritiesShared { t, core, partition, lowest: e.a, highest: e.b },
         _ => return None,
     })
 }
@@ -70,6 +71,8 @@ mod tests {
         let e = TraceEvent { t_ns: 7, kind: event::DEADLINE_MISSED, core: 1, a: 4, b: 6 };
         assert_eq!(to_trace(2, &e), Some(Event::DeadlineMissed { t: 7, core: 1, partition: 2, process: 4, deadline: 6 }));
         assert_eq!(to_trace(2, &TraceEvent { kind: 999, ..e }), None);
+        let e = TraceEvent { t_ns: 9, kind: event::PRIORITIES_SHARED, core: 0, a: 1, b: 63 };
+        assert_eq!(to_trace(2, &e), Some(Event::PrioritiesShared { t: 9, core: 0, partition: 2, lowest: 1, highest: 63 }));
         assert_eq!(to_trace(2, &TraceEvent { kind: event::MODE_CHANGE, a: -1, ..e }), None);
         let a = config_mismatch::pack(config_mismatch::QUEUING, config_mismatch::MAX_NB_MESSAGES, 17);
         let e = TraceEvent { t_ns: 9, kind: event::CONFIG_MISMATCH, core: 0, a, b: 8 };

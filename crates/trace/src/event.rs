@@ -71,6 +71,15 @@ pub enum Event {
         process: i64,
         priority: i64,
     },
+    /// More distinct process priorities than the partition's band of Linux levels: those in use
+    /// from `lowest` to `highest` share the band's lowest level (no preemption among them).
+    PrioritiesShared {
+        t: i64,
+        core: u32,
+        partition: u32,
+        lowest: i64,
+        highest: i64,
+    },
     ProcessStart {
         t: i64,
         core: u32,
@@ -204,6 +213,7 @@ impl Event {
             | Event::ProcessDispatch { t, .. }
             | Event::ModeChange { t, .. }
             | Event::ProcessCreate { t, .. }
+            | Event::PrioritiesShared { t, .. }
             | Event::ProcessStart { t, .. }
             | Event::ProcessStop { t, .. }
             | Event::ProcessSuspend { t, .. }

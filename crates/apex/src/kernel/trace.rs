@@ -19,6 +19,7 @@ pub fn event_name(kind: u32) -> &'static str {
         event::PROCESS_CREATE => "process_create",
         event::PROCESS_DISPATCH => "process_dispatch",
         event::CONFIG_MISMATCH => "config_mismatch",
+        event::PRIORITIES_SHARED => "priorities_shared",
         _ => "unknown",
     }
 }
