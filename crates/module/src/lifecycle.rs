@@ -5,16 +5,16 @@
 //! monitor's actions (`hm` decides them) on errors the partitions report, programs that end,
 //! and errors injected with `partita run --inject`.
 
-use crate::backend::sched_broker::SchedBroker;
-use crate::backend::spawn::ExitStatus;
+use crate::backend::process::gate::CoreGates;
+use crate::backend::process::gate::signal::SignalGroupGate;
+use crate::backend::process::sched_broker::SchedBroker;
+use crate::backend::process::spawn::ExitStatus;
+use crate::backend::process::{ExecState, PartitionCgroup, PartitionProcess, SpawnSpec, Spawner, spawn};
 use crate::backend::sys::{self, cvt};
-use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SpawnSpec, Spawner, spawn};
 use crate::hm::{Action, HmTables, code_name, code_of_exit, level_name};
 use crate::output::PartitionOutput;
 use crate::partition_events::{mode_name, start_condition_name};
-use crate::process_gate::CoreGates;
 use crate::run_state::{RunState, partition_state};
-use crate::signal_gate::SignalGroupGate;
 use partita_abi::untrusted::{self, Request};
 use partita_abi::{HmReport, mode, start_condition, system_state};
 use partita_trace::Event;
@@ -71,7 +71,7 @@ pub struct Launch {
     pub doorbell: OwnedFd,
     pub log: Option<PathBuf>,
     /// Identity, file view and limits of the program (None: the module's own).
-    pub confine: Option<crate::backend::Confinement>,
+    pub confine: Option<crate::backend::process::Confinement>,
     /// Performs the program's scheduling calls (None: they fail with ENOSYS).
     pub broker: Option<Arc<SchedBroker>>,
     /// `SpawnSpec::death_signal`: SIGSTOP with a guardian process, SIGKILL without.

@@ -2,24 +2,24 @@
 //! a clean machine (no leftover processes, cgroups or shared memory) with the run's events.
 
 use crate::backend::cpu_guard;
+use crate::backend::interface::PartitionGate;
 use crate::backend::pm_qos::LatencyRequest;
-use crate::backend::rt::{self, SCHEDULER_PRIORITY};
-use crate::backend::rt_throttle::{RtThrottle, Throttling};
-use crate::backend::sched_broker::{BROKER_PRIORITY, PARTITION_RT_CEILING, SchedBroker};
-use crate::backend::{
+use crate::backend::process::gate::signal::SignalGroupGate;
+use crate::backend::process::gate::{CgroupGate, CoreGates};
+use crate::backend::process::sched_broker::{BROKER_PRIORITY, PARTITION_RT_CEILING, SchedBroker};
+use crate::backend::process::{
     Bind, Capabilities, CgroupSystem, Confinement, DataDirs, FreezerKind, RunCgroups, Spawner, partition_uid, probe_capabilities,
 };
+use crate::backend::rt::{self, SCHEDULER_PRIORITY};
+use crate::backend::rt_throttle::{RtThrottle, Throttling};
 use crate::control::SharedControl;
-use crate::gate::PartitionGate;
 use crate::guard::CoreGuard;
 use crate::hm::HmTables;
 use crate::lifecycle::{EventSink, Injection, Launch, Lifecycle, doorbell};
 use crate::plan::Plan;
 use crate::ports::udp::UdpLinks;
-use crate::process_gate::{CgroupGate, CoreGates};
 use crate::run_state::{PartitionRun, RunState};
 use crate::scheduler::{Clock, run_core};
-use crate::signal_gate::SignalGroupGate;
 use crate::signal_guard::SignalGuard;
 use partita_config::model::{Backend, Module};
 use partita_trace::stream::SummaryBuilder;
@@ -649,7 +649,7 @@ fn confinement(p: &crate::plan::PlannedPartition, dirs: &DataDirs, config: &Path
     let mut mounts = Vec::new();
     for m in &p.mounts {
         let bind = Bind { source: m.source.clone(), target: m.target.clone(), writable: m.writable };
-        crate::backend::confine::check_bind(&bind)
+        crate::backend::process::confine::check_bind(&bind)
             .map_err(|e| format!("{}:{}: <pt:Mount> of partition {}: {e}", config.display(), m.line, p.name))?;
         mounts.push(bind);
     }

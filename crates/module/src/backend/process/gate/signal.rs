@@ -20,9 +20,9 @@
 //! enforce_stop`] (called by the scheduler shortly after the boundary, and until the stop is
 //! confirmed) re-sends SIGSTOP to every thread that is not stopped yet.
 
-use crate::backend::PartitionCgroup;
-use crate::backend::group_stop::{self, is_stopped_state, kill_group, signal_thread, thread_state};
-use crate::gate::PartitionGate;
+use crate::backend::interface::PartitionGate;
+use crate::backend::process::PartitionCgroup;
+use crate::backend::process::group_stop::{self, is_stopped_state, kill_group, signal_thread, thread_state};
 use std::io;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};

@@ -7,12 +7,15 @@
 //! - [`CoreGates`]: the same per core for a multi-core partition, through its threaded
 //!   per-core cgroups (backend/cgroup_cores.rs); its threads are placed by core.
 
-use crate::backend::{CoreCgroup, PartitionCgroup};
-use crate::gate::PartitionGate;
+use crate::backend::interface::PartitionGate;
+use crate::backend::process::{CoreCgroup, PartitionCgroup};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
+
+pub mod pidfd;
+pub mod signal;
 
 pub struct CgroupGate {
     pub cgroup: Arc<PartitionCgroup>,
@@ -93,14 +96,14 @@ pub struct CoreGates {
 impl CoreGates {
     /// Creates the per-core cgroups of `cgroup` for `cores` (module core, host CPU), all
     /// frozen: each opens with that core's first window.
-    pub fn new(cgroup: &PartitionCgroup, module_cores: usize, cores: &[(usize, u32)]) -> crate::backend::Result<CoreGates> {
+    pub fn new(cgroup: &PartitionCgroup, module_cores: usize, cores: &[(usize, u32)]) -> crate::backend::process::Result<CoreGates> {
         let staging = cgroup.staging()?;
         let staging_file = staging.placement_files()?.0;
         let mut gates: Vec<Option<CoreGate>> = (0..module_cores).map(|_| None).collect();
         let mut files = Vec::new();
         for &(core, cpu) in cores {
             let cg = cgroup.core(core, Some(cpu))?;
-            cg.request_freeze().map_err(|e| crate::backend::Error::io(format!("freezing core {core} of {}", cgroup.name), e))?;
+            cg.request_freeze().map_err(|e| crate::backend::process::Error::io(format!("freezing core {core} of {}", cgroup.name), e))?;
             files.push(cg.placement_files()?);
             gates[core] = Some(CoreGate(cg));
         }
