@@ -12,6 +12,7 @@
 pub mod cpu_guard;
 pub mod guardian;
 pub mod interface;
+pub mod kvm;
 pub mod pm_qos;
 pub mod process;
 pub mod rt;

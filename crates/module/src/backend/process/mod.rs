@@ -27,6 +27,8 @@ mod cgroup_freezer;
 pub mod confine;
 pub mod gate;
 pub mod group_stop;
+pub mod partition;
+pub mod prepare;
 pub mod probe;
 pub mod sched_broker;
 mod seccomp;
@@ -47,6 +49,8 @@ pub use cgroup::{
 };
 pub use confine::{Bind, Confinement, DataDirs, partition_uid};
 pub use gate::pidfd::{SignalGate, Stopped, frozen_to_stopped};
+pub use partition::ProcessPartition;
+pub use prepare::{ProcessBackend, ProcessOptions};
 pub use probe::{Capabilities, probe_capabilities};
 pub use spawn::{ExecState, ExitStatus, PartitionProcess, SpawnSpec, Spawned, StartState, spawn};
 pub use spawner::Spawner;
