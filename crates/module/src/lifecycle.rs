@@ -1,7 +1,9 @@
 //! The lifecycle thread: everything that happens between window boundaries. It waits (epoll)
-//! on the partitions' output pipes, doorbells (requests: restart, idle, schedule change),
-//! exec-status pipes and pidfds (a partition program ending), and every few milliseconds
-//! drains the scheduler and partition events into the trace. It also carries out the health
+//! on the partitions' output pipes, doorbells (requests: restart, idle, schedule change) and
+//! the descriptors their backend gives for a start decided and a program ended
+//! (`backend::interface::Started`: exec-status pipes and pidfds in the process backend); it
+//! starts, kills and reaps them only through `backend::interface::Partition`. Every few
+//! milliseconds it drains the scheduler and partition events into the trace. It also carries out the health
 //! monitor's actions (`hm` decides them) on errors the partitions report, programs that end,
 //! and errors injected with `partita run --inject`.
 

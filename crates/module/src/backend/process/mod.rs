@@ -1,23 +1,24 @@
-//! Linux mechanisms of the `process` backend: cgroups (freezing, memory budget, clean-up),
-//! starting a partition program in its own namespaces, and real-time helpers for the
-//! scheduler threads.
+//! The `process` backend: a partition is a Linux process (and the processes it forks) in its
+//! own cgroups, namespaces and CPUs. It implements the seam of `backend::interface`.
 //!
+//! - [`prepare`]: [`ProcessBackend`], the run's set-up (cgroups, data directories, broker, the
+//!   choice of gate) and, per partition of a plan, its cgroup, confinement, gate and spawner.
+//! - [`partition`]: [`ProcessPartition`], the lifecycle thread's handle (start, kill, reap).
+//! - [`gate`]: the stop/release at window boundaries (cgroup freezer, per core, or signals).
 //! - [`cgroup`]: detects the cgroup layout (pure v2, hybrid, v1 only), creates the per-run
 //!   hierarchy `partita-<pid>/<partition>`, freezes and thaws a partition (or one core of a
 //!   multi-core partition, through threaded sub-cgroups), confines it to its CPUs (cpuset),
 //!   kills and removes it.
 //! - [`spawn`]: starts a partition program in its cgroup, namespaces and CPUs, with the control
 //!   block as fd 3 and the doorbell as fd 4; the program starts frozen and runs no instruction
-//!   before the module thaws it.
-//! - [`gate`]: the scheduler's stop/release primitive ([`SignalGate`]: SIGSTOP + `waitid`,
-//!   SIGCONT), chosen from measurements.
-//! - [`rt`]: pinning, `SCHED_FIFO`, `mlockall`, absolute sleeps, shared futex wake, and the
-//!   capability probe ([`Capabilities`]).
-//! - [`rt_throttle`]: lifts Linux real-time throttling for a run and restores it.
+//!   before the module thaws it ([`spawner`]: the thread restarts are cloned from).
+//! - [`confine`], seccomp.rs: what a program may see, be and call; [`sched_broker`]: the
+//!   scheduling calls it may make, made by the module.
+//! - [`probe`]: what the backend can do on this machine ([`Capabilities`]).
 //!
 //! Missing privileges degrade with a warning (no namespaces, no freezing, no memory budget),
 //! except when `CI=true`, where they are errors ([`strict`]). See docs/scheduling.md for the
-//! measurements behind the stop/release mechanism.
+//! measurements behind the stop/release mechanism, docs/backends.md for the seam.
 
 pub mod cgroup;
 mod cgroup_cores;

@@ -1,11 +1,16 @@
-//! The process backend's freezer [`PartitionGate`]s (measurements in docs/scheduling.md); the
-//! signal gate of a whole partition (`PARTITA_GATE=signal`) is in signal_gate.rs:
+//! The process backend's gates: how its partitions are stopped and released at window
+//! boundaries ([`PartitionGate`]; measurements in docs/scheduling.md). The one home of them:
 //!
-//! - [`CgroupGate`] (default): writing `1` to the partition's `cgroup.freeze` marks every task
-//!   of the partition at once to trap into the freezer before it returns to user mode,
+//! - [`CgroupGate`] (the default): writing `1` to the partition's `cgroup.freeze` marks every
+//!   task of the partition at once to trap into the freezer before it returns to user mode,
 //!   sleeping ones included; `frozen 1` confirms the stop before the core's next boundary.
 //! - [`CoreGates`]: the same per core for a multi-core partition, through its threaded
-//!   per-core cgroups (backend/cgroup_cores.rs); its threads are placed by core.
+//!   per-core cgroups (cgroup_cores.rs); its threads are placed by core.
+//! - [`signal::SignalGroupGate`] (`PARTITA_GATE=signal`): a whole partition stopped and
+//!   released with signals, without any cgroup write.
+//! - [`pidfd::SignalGate`]: SIGSTOP through a pidfd and `waitid` for one process, the
+//!   primitive the mechanisms were first measured with (examples/switch_mechanisms.rs); no
+//!   run uses it as its gate.
 
 use crate::backend::interface::PartitionGate;
 use crate::backend::process::{CoreCgroup, PartitionCgroup};

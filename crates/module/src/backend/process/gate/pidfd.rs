@@ -1,8 +1,9 @@
-//! The stop/release primitive for the scheduler's hot path, chosen from the measurements in
-//! docs/scheduling.md: `SIGSTOP` through the pidfd, then `waitid(WSTOPPED)` until the whole
-//! thread group has stopped (the kernel wakes the waiter directly, about 2.4 us), and
-//! `SIGCONT` to release. The cgroup freezer stays in use for the frozen start, for stopping
-//! one core of a multi-core partition ([`crate::backend::process::CoreCgroup`]) and for killing.
+//! A stop/release of one partition process with signals: `SIGSTOP` through the pidfd, then
+//! `waitid(WSTOPPED)` until the whole thread group has stopped (the kernel wakes the waiter
+//! directly, about 2.4 us), and `SIGCONT` to release. Measured against the freezer in
+//! docs/scheduling.md (examples/switch_mechanisms.rs) and kept for those measurements and the
+//! tests; the gates `partita run` uses are the freezer's (the default) and the process-group
+//! signal gate (signal.rs), which also reaches the processes a partition forks.
 
 use crate::backend::process::cgroup::PartitionCgroup;
 use crate::backend::process::spawn::PartitionProcess;

@@ -13,7 +13,7 @@
 //! enters the group stop at its own next return to user mode: none executes another user
 //! instruction. The group signal (`kill(-pgid)`) reaches a process forked after the cgroup's
 //! thread list was read. Partitions cannot leave their process group (setsid and setpgid fail
-//! with EPERM under the partition's seccomp filter, backend/seccomp.rs).
+//! with EPERM under the partition's seccomp filter, backend/process/seccomp.rs).
 //!
 //! Why re-send: a partition thread preempted in the middle of `kill(sibling, SIGCONT)` finishes
 //! that call before it stops, and a SIGCONT discards a pending SIGSTOP. [`PartitionGate::
