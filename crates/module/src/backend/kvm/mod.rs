@@ -11,3 +11,27 @@ pub fn refuse(module: &Module) -> Result<(), String> {
         None => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn module(file: &str) -> Module {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/tests/data/valid").join(file);
+        let checked = partita_config::check_file(&path).expect("configuration");
+        checked.module.expect("module")
+    }
+
+    #[test]
+    fn a_kvm_partition_is_refused_by_name() {
+        let err = refuse(&module("kvm-backend.xml")).expect_err("a kvm partition must be refused");
+        assert_eq!(err, "partition 1 \"Guest\" asks for the kvm backend, which is not implemented yet");
+    }
+
+    #[test]
+    fn process_partitions_pass() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/fixed-priority.xml");
+        let checked = partita_config::check_file(&path).expect("configuration");
+        assert_eq!(refuse(checked.module.as_ref().expect("module")), Ok(()));
+    }
+}
