@@ -211,8 +211,8 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     let mut ports = memory.partitions.into_iter();
     let mut runs = Vec::new();
     let mut launches = Vec::new();
-    for (i, prepared) in backend.prepare(&plan)?.into_iter().enumerate() {
-        let p = &plan.partitions[i];
+    for (i, p) in plan.partitions.iter().enumerate() {
+        let prepared = backend.prepare(&plan, i)?;
         let mut control = SharedControl::create(&plan, i, epoch_ns).map_err(|e| format!("partition {}: control block: {e}", p.name))?;
         control.block().hm.process_level.store(hm.process_level_mask(), Ordering::Release);
         control.attach_ports(ports.next().unwrap_or_default());

@@ -74,10 +74,11 @@ pub trait PartitionGate: Send + Sync {
 
 /// A way of running partitions (the `pt:Backend` of a partition in the configuration).
 pub trait Backend {
-    /// Prepares every partition of `plan`, in the plan's order: the gate its schedulers stop
-    /// and release, and the handle the lifecycle thread starts it with. No partition program
-    /// runs yet; the first [`Partition::start`] leaves it held until its first window.
-    fn prepare(&mut self, plan: &Plan) -> Result<Vec<Prepared>, String>;
+    /// Prepares partition `index` of `plan` (`plan.partitions[index]`): the gate its schedulers
+    /// stop and release, and the handle the lifecycle thread starts it with. No partition
+    /// program runs yet; the first [`Partition::start`] leaves it held until its first window.
+    /// One partition at a time, so that partitions of different backends can share a module.
+    fn prepare(&mut self, plan: &Plan, index: usize) -> Result<Prepared, String>;
 }
 
 /// One prepared partition (see [`Backend::prepare`]).

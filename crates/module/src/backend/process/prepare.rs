@@ -91,8 +91,11 @@ impl ProcessBackend {
             spawner_priority: opts.spawner_priority,
         })
     }
+}
 
-    fn prepare_one(&self, plan: &Plan, p: &PlannedPartition) -> Result<Prepared, String> {
+impl Backend for ProcessBackend {
+    fn prepare(&mut self, plan: &Plan, index: usize) -> Result<Prepared, String> {
+        let p = &plan.partitions[index];
         let (cgroups, caps) = (&self.cgroups, &self.caps);
         let limit = (p.memory_bytes > 0).then_some(p.memory_bytes);
         let cpus: Vec<usize> = p.cores.iter().map(|&c| plan.cores[c as usize].cpu as usize).collect();
@@ -139,12 +142,6 @@ impl ProcessBackend {
         partition.broker = self.broker.clone();
         partition.death_signal = self.death_signal;
         Ok(Prepared { gate, partition: Box::new(partition) })
-    }
-}
-
-impl Backend for ProcessBackend {
-    fn prepare(&mut self, plan: &Plan) -> Result<Vec<Prepared>, String> {
-        plan.partitions.iter().map(|p| self.prepare_one(plan, p)).collect()
     }
 }
 
