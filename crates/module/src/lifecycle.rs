@@ -3,9 +3,9 @@
 //! the descriptors their backend gives for a start decided and a program ended
 //! (`backend::interface::Started`: exec-status pipes and pidfds in the process backend); it
 //! starts, kills and reaps them only through `backend::interface::Partition`. Every few
-//! milliseconds it drains the scheduler and partition events into the trace. It also carries out the health
-//! monitor's actions (`hm` decides them) on errors the partitions report, programs that end,
-//! and errors injected with `partita run --inject`.
+//! milliseconds it drains the scheduler and partition events into the trace. It also carries
+//! out the health monitor's actions (`hm` decides them) on errors the partitions report,
+//! programs that end, and errors injected with `partita run --inject`.
 
 use crate::backend::interface::{Partition, StartCheck, StartContext};
 use crate::backend::sys::{self, cvt};
