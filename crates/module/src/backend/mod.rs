@@ -7,7 +7,7 @@
 //! - Shared by every backend and by the module's own threads: [`rt`] (pinning, `SCHED_FIFO`,
 //!   clocks, futexes), [`rt_throttle`], [`pm_qos`], [`cpu_guard`],
 //!   [`guardian`] (cleans up after a killed run, the process backend's cgroups included) and
-//!   [`sys`].
+//!   `sys`.
 
 pub mod cpu_guard;
 pub mod guardian;

@@ -9,7 +9,7 @@
 //!   hierarchy `partita-<pid>/<partition>`, freezes and thaws a partition (or one core of a
 //!   multi-core partition, through threaded sub-cgroups), confines it to its CPUs (cpuset),
 //!   kills and removes it.
-//! - [`spawn`]: starts a partition program in its cgroup, namespaces and CPUs, with the control
+//! - [`spawn`](mod@spawn): starts a partition program in its cgroup, namespaces and CPUs, with the control
 //!   block as fd 3 and the doorbell as fd 4; the program starts frozen and runs no instruction
 //!   before the module thaws it ([`spawner`]: the thread restarts are cloned from).
 //! - [`confine`], seccomp.rs: what a program may see, be and call; [`sched_broker`]: the
