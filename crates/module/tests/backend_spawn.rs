@@ -2,8 +2,8 @@
 //! limits, error reports and clean-up. Tests that need root and cgroups skip with a message,
 //! except under `CI=true`, where they fail.
 
-use partita_module::backend::{
-    self, CgroupSystem, Error, ExecState, ExitStatus, PartitionCgroup, RunCgroups, SpawnSpec, Spawned, StartState,
+use partita_module::backend::process::{
+    self as backend, CgroupSystem, Error, ExecState, ExitStatus, PartitionCgroup, RunCgroups, SpawnSpec, Spawned, StartState,
 };
 use std::ffi::OsString;
 use std::fs::File;
