@@ -4,6 +4,7 @@
 
 pub mod backend;
 pub mod control;
+pub mod event_sink;
 pub mod guard;
 pub mod hm;
 pub mod lifecycle;
