@@ -154,7 +154,16 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             let from = wake_at.max(clock.now_ns());
             clock.sleep_until(wake_at);
             let woke = clock.now_ns();
-            confirm_stops(state, core, &mut pending, open.map(|o| o.0), clock);
+            // Stops requested at earlier boundaries are checked once this boundary's stop is
+            // issued: a check reads the kernel's state and can be slow (the soak saw stops
+            // issued up to 1.2 ms late behind it: its `late_issue` class, docs/isolation.md).
+            // An earlier stop of the partition ending here is checked first, while its window
+            // is still open, so that one not confirmed before that window is reported as such.
+            let open_before = open.map(|o| o.0);
+            let mut earlier = std::mem::take(&mut pending);
+            if earlier.iter().any(|s| b.end.is_some_and(|e| e.0 == s.partition)) {
+                confirm_stops(state, core, &mut earlier, open_before, clock);
+            }
             let acted = clock.now_ns();
             // A window followed at once by another of the same partition: it keeps running.
             let continuing = matches!((b.end, b.start), (Some((e, ..)), Some((s, _))) if e == s);
@@ -169,12 +178,15 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
                         planned: state.rel(planned),
                     },
                 );
-                if !continuing && let Some(stop) = leave(state, core, p, clock) {
+                if !continuing && let Some(stop) = leave(state, core, p, clock, Some(planned)) {
                     pending.push(PendingStop { partition: p, requested_ns: stop.effective(), planned_end: planned, wake_planned: wake_at, woke, stop });
                 }
                 report_probe(state, core, p, frame_start + start_offset, clock);
                 open = None;
             }
+            confirm_stops(state, core, &mut earlier, open_before, clock);
+            earlier.append(&mut pending);
+            pending = earlier;
             // Released while this thread holds the core, unless the partition is released as
             // a whole and also runs on other cores (its threads there would start before the
             // boundary). Gated per core, its threads here are pinned here.
@@ -244,13 +256,13 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             core,
             Event::WindowEnd { t: state.rel(now), core: core as u32, partition: plan.partitions[p].id, window: 0, planned: state.rel(now) },
         );
-        if let Some(stop) = leave(state, core, p, clock) {
+        if let Some(stop) = leave(state, core, p, clock, None) {
             pending.push(PendingStop { partition: p, requested_ns: stop.effective(), planned_end: now, wake_planned: now, woke: now, stop });
         }
     }
     if let Some((p, planned)) = open {
         let now = clock.now_ns();
-        if let Some(stop) = leave(state, core, p, clock) {
+        if let Some(stop) = leave(state, core, p, clock, None) {
             pending.push(PendingStop { partition: p, requested_ns: stop.effective(), planned_end: now, wake_planned: now, woke: now, stop });
         }
         report_probe(state, core, p, planned, clock);
@@ -444,9 +456,10 @@ fn arm_probe(state: &RunState, core: usize, p: usize, planned: i64) -> bool {
 }
 
 /// Closes partition `p`'s window on `core` and requests its stop there (gated per core), or
-/// as a whole unless another core still has it open. Returns when the stop was issued and took
-/// effect.
-fn leave(state: &RunState, core: usize, p: usize, clock: &dyn Clock) -> Option<StopIssue> {
+/// as a whole unless another core still has it open; `due`: the window's planned end (the
+/// core guard holds a blocked write no later than then). Returns when the stop was issued and
+/// took effect.
+fn leave(state: &RunState, core: usize, p: usize, clock: &dyn Clock, due: Option<i64>) -> Option<StopIssue> {
     let run = &state.partitions[p];
     // Saturating: an inactive partition was never counted in.
     let before = run.active_cores.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1)).unwrap_or(0);
@@ -459,8 +472,10 @@ fn leave(state: &RunState, core: usize, p: usize, clock: &dyn Clock) -> Option<S
     // A write blocked in the kernel must not leave the partition running (guard.rs).
     let guard = state.guards.get(core).and_then(Option::as_ref);
     let asked = clock.now_ns();
-    if let Some(g) = guard {
-        g.arm(p);
+    match (guard, due) {
+        (Some(g), Some(due)) => g.arm_by(p, asked, due),
+        (Some(g), None) => g.arm(p),
+        _ => {}
     }
     let stopped = gate.request_stop();
     let done = clock.now_ns();

@@ -506,6 +506,13 @@ fn record_outside(ctx: &mut RunContext, a: &Attribution, steal: &[StealStep]) {
         let until = o.stop.map_or(o.end, |r| r.effective.max(o.end));
         steal_near(steal, epoch + pe, epoch + until, 50_000_000)
     };
+    let mut by_partition: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+    for o in &a.outside {
+        *by_partition.entry((o.partition.as_str(), o.class.key())).or_default() += 1;
+    }
+    for ((partition, class), n) in by_partition {
+        ctx.sample(&format!("samples_outside_{class}_{partition}"), Unit::Count, n as f64);
+    }
     ctx.sample("samples_outside_with_steal", Unit::Count, a.outside.iter().filter(|o| near(o) > 0).count() as f64);
     for o in a.outside.iter().take(30) {
         ctx.note(format!("outside: {}; host steal nearby {} ticks", o.describe(), near(o)));
