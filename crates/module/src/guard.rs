@@ -32,6 +32,11 @@ pub const GUARD_NS: i64 = 200_000;
 /// The least time a stop write is given before the guard holds its partition (a stop issued at
 /// or after its window end): a normal write takes 15-80 us, a hold costs a signal per thread.
 pub const GUARD_MIN_NS: i64 = 50_000;
+/// How long before a stop's due time the guard fires when the write is still blocked: the
+/// guard preempts the partition when its timer fires, which here is 1-3 us after the expiry
+/// (measured: with the timer at the window end, the partitions' last samples were a median
+/// 1 us and p90 3 us past it).
+pub const GUARD_LEAD_NS: i64 = 20_000;
 
 const IDLE: u64 = 0;
 /// Tags in the top bits of the state word; the low bits hold the partition index.
@@ -96,15 +101,15 @@ impl CoreGuard {
     }
 
     /// [`CoreGuard::arm`] for a stop due at `due` (monotonic ns, the window's planned end),
-    /// issued at `now`: the guard fires [`GUARD_NS`] after the write began or at `due`,
-    /// whichever comes first, but never sooner than [`GUARD_MIN_NS`] after it began. The
-    /// scheduler issues a stop its margin (~100-200 us) before the window end, so with the
-    /// bound counted from the write alone a blocked write let the partition run ~100-600 us
-    /// past its window (issue 10, the soak's `slow_stop` class, docs/isolation.md); held at the
-    /// end, it runs past it only by the guard's own wake-up.
+    /// issued at `now`: the guard fires [`GUARD_NS`] after the write began or
+    /// [`GUARD_LEAD_NS`] before `due`, whichever comes first, but never sooner than
+    /// [`GUARD_MIN_NS`] after the write began. The scheduler issues a stop its margin
+    /// (~100-200 us) before the window end, so with the bound counted from the write alone a
+    /// blocked write let the partition run ~100-600 us past its window (issue 10, the soak's
+    /// `slow_stop` class, docs/isolation.md).
     pub fn arm_by(&self, p: usize, now: i64, due: i64) {
         self.state.store(ARMED | p as u64, Ordering::Release);
-        self.set_timer((due - now).clamp(GUARD_MIN_NS, GUARD_NS));
+        self.set_timer((due - GUARD_LEAD_NS - now).clamp(GUARD_MIN_NS, GUARD_NS));
     }
 
     /// Called by the scheduler once the stop write returned: cancels the timer and, if the
@@ -240,7 +245,7 @@ mod tests {
         let guard = CoreGuard::new().unwrap();
         let done = AtomicBool::new(false);
         // (due, relative to the write's start) -> the earliest the hold may come.
-        for (due, floor) in [(0, GUARD_MIN_NS), (-1_000_000, GUARD_MIN_NS), (10_000_000, GUARD_NS)] {
+        for (due, floor) in [(0, GUARD_MIN_NS), (-1_000_000, GUARD_MIN_NS), (10_000_000, GUARD_NS), (GUARD_NS, GUARD_NS - GUARD_LEAD_NS)] {
             let gate = BlockingGate::default();
             std::thread::scope(|s| {
                 s.spawn(|| guard.run(|| done.load(Ordering::Acquire), |_| &gate as &dyn PartitionGate));

@@ -507,12 +507,21 @@ fn record_outside(ctx: &mut RunContext, a: &Attribution, steal: &[StealStep]) {
         steal_near(steal, epoch + pe, epoch + until, 50_000_000)
     };
     let mut by_partition: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+    let mut past_end: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
     for o in &a.outside {
         *by_partition.entry((o.partition.as_str(), o.class.key())).or_default() += 1;
+        past_end.entry(o.class.key()).or_default().push((o.end - o.planned.1).max(0) as f64);
+    }
+    // How far past the planned end each class ran (its partitions' own last samples).
+    for (class, v) in past_end {
+        ctx.samples(&format!("samples_outside_past_end_{class}_ns"), Unit::Ns, v);
     }
     for ((partition, class), n) in by_partition {
         ctx.sample(&format!("samples_outside_{class}_{partition}"), Unit::Count, n as f64);
     }
+    // A late wake-up right after the partition itself lost its CPU: the virtual CPU stalled.
+    let stalled = a.outside.iter().filter(|o| o.class == Class::LateWake && o.gap_before.is_some()).count();
+    ctx.sample("samples_outside_late_wake_after_stall", Unit::Count, stalled as f64);
     ctx.sample("samples_outside_with_steal", Unit::Count, a.outside.iter().filter(|o| near(o) > 0).count() as f64);
     for o in a.outside.iter().take(30) {
         ctx.note(format!("outside: {}; host steal nearby {} ticks", o.describe(), near(o)));

@@ -91,6 +91,11 @@ pub struct Outside {
     pub enforced: bool,
     pub stop: Option<StopRecord>,
     pub actual_start: Option<i64>,
+    /// How long the partition had not run right before this interval, inside the same window
+    /// (ns; None: the interval opened its window). A partition that spins on the clock only
+    /// stops sampling when it loses its CPU: a gap just before a late wake-up says the whole
+    /// virtual CPU stalled (the scheduler's timer could not fire either), i.e. the host.
+    pub gap_before: Option<i64>,
 }
 
 impl Outside {
@@ -118,6 +123,9 @@ impl Outside {
                 us(r.effective - pe),
                 r.confirmed.map_or("never".into(), |c| us(c - pe)),
             );
+        }
+        if let Some(g) = self.gap_before {
+            s += &format!("; not running for {} us just before", g / 1000);
         }
         if self.enforced {
             s += " [OUTSIDE THE ENFORCED WINDOW]";
@@ -173,8 +181,11 @@ pub struct Attribution {
     starts: BTreeMap<(String, i64), i64>,
     /// (partition, planned end) -> what the module did.
     stops: BTreeMap<(String, i64), StopRecord>,
-    /// Intervals waiting for the trace: (partition, start, end).
-    waiting: VecDeque<(String, i64, i64)>,
+    /// Intervals waiting for the trace: (partition, start, end, end of the partition's
+    /// previous interval).
+    waiting: VecDeque<(String, i64, i64, Option<i64>)>,
+    /// Per partition: the end of its last interval.
+    last_end: BTreeMap<String, i64>,
     newest: i64,
     /// Intervals judged.
     pub checked: u64,
@@ -236,7 +247,8 @@ impl Attribution {
 
     /// Accounts one run interval of `partition`.
     pub fn interval(&mut self, partition: &str, start: i64, end: i64) {
-        self.waiting.push_back((partition.to_string(), start, end));
+        let before = self.last_end.insert(partition.to_string(), end);
+        self.waiting.push_back((partition.to_string(), start, end, before));
     }
 
     /// Judges the intervals the trace is settled for (`all`: every one left, at the end), and
@@ -244,8 +256,8 @@ impl Attribution {
     pub fn settle(&mut self, plan: &Plan, all: bool) {
         let horizon = if all { i64::MAX } else { self.newest - SETTLE_NS };
         let mut keep = VecDeque::new();
-        while let Some((p, s, e)) = self.waiting.pop_front() {
-            if e <= horizon || all { self.judge(plan, &p, s, e) } else { keep.push_back((p, s, e)) }
+        while let Some((p, s, e, before)) = self.waiting.pop_front() {
+            if e <= horizon || all { self.judge(plan, &p, s, e, before) } else { keep.push_back((p, s, e, before)) }
         }
         self.waiting = keep;
         let old = self.newest - KEEP_NS;
@@ -253,7 +265,7 @@ impl Attribution {
         self.stops.retain(|k, _| k.1 >= old);
     }
 
-    fn judge(&mut self, plan: &Plan, partition: &str, start: i64, end: i64) {
+    fn judge(&mut self, plan: &Plan, partition: &str, start: i64, end: i64, before: Option<i64>) {
         self.checked += 1;
         let Some(planned) = window_of(plan, partition, start, end) else {
             *self.classes.entry(Class::Unmatched).or_default() += 1;
@@ -275,7 +287,8 @@ impl Attribution {
         let class = classify(start, end, planned, actual_start, stop.as_ref());
         *self.classes.entry(class).or_default() += 1;
         if self.outside.len() < KEPT {
-            self.outside.push(Outside { partition: partition.to_string(), start, end, planned, class, enforced, stop, actual_start });
+            let gap_before = before.filter(|&b| b >= planned.0 && b < start).map(|b| start - b);
+            self.outside.push(Outside { partition: partition.to_string(), start, end, planned, class, enforced, stop, actual_start, gap_before });
         }
     }
 
@@ -440,8 +453,10 @@ mod tests {
         a.interval("A", 2, 20);
         a.interval("A", 21, 37);
         a.interval("A", 101, 138);
-        // Frame 2: ran to +5 (the scheduler woke at +6): a late wake-up.
-        a.interval("A", 201, 245);
+        // Frame 2: ran to +5 (the scheduler woke at +6): a late wake-up, after not running
+        // from 230 to 236 (a stalled CPU).
+        a.interval("A", 201, 230);
+        a.interval("A", 236, 245);
         // Frame 4: ran to +7, the write returned at +8: a slow stop.
         a.interval("A", 401, 447);
         // Frame 5: ran to +1, held at +2.
@@ -458,7 +473,7 @@ mod tests {
         a.settle(&p, false);
         assert_eq!(a.checked, 0, "the trace ends at 2000 ns: nothing settled");
         a.settle(&p, true);
-        assert_eq!(a.checked, 10);
+        assert_eq!(a.checked, 11);
         let n = |c: Class| a.classes.get(&c).copied().unwrap_or(0);
         assert_eq!(n(Class::LateWake), 1);
         assert_eq!(n(Class::SlowStop), 2);
@@ -473,6 +488,9 @@ mod tests {
         assert!(a.outside.iter().any(|o| o.class == Class::AfterStop && o.enforced && o.describe().contains("ENFORCED")));
         assert_eq!(a.stop_lateness[&0].len(), 10);
         assert_eq!(a.wake_lateness[&0][2], 11.0);
+        let gaps: Vec<Option<i64>> = a.outside.iter().map(|o| o.gap_before).collect();
+        assert_eq!(gaps, [Some(6), None, None, None, None, None], "only frame 2's follows another interval of its window");
+        assert!(a.outside[0].describe().contains("not running for 0 us just before"), "{}", a.outside[0].describe());
     }
 
     #[test]
