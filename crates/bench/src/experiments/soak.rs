@@ -522,6 +522,10 @@ fn record_outside(ctx: &mut RunContext, a: &Attribution, steal: &[StealStep]) {
     // A late wake-up right after the partition itself lost its CPU: the virtual CPU stalled.
     let stalled = a.outside.iter().filter(|o| o.class == Class::LateWake && o.gap_before.is_some()).count();
     ctx.sample("samples_outside_late_wake_after_stall", Unit::Count, stalled as f64);
+    for c in Class::ALL {
+        let n = a.outside.iter().filter(|o| o.class == c && o.restart_before.is_some()).count();
+        ctx.sample(&format!("samples_outside_{}_after_restart", c.key()), Unit::Count, n as f64);
+    }
     ctx.sample("samples_outside_with_steal", Unit::Count, a.outside.iter().filter(|o| near(o) > 0).count() as f64);
     for o in a.outside.iter().take(30) {
         ctx.note(format!("outside: {}; host steal nearby {} ticks", o.describe(), near(o)));

@@ -96,6 +96,12 @@ pub struct Outside {
     /// stops sampling when it loses its CPU: a gap just before a late wake-up says the whole
     /// virtual CPU stalled (the scheduler's timer could not fire either), i.e. the host.
     pub gap_before: Option<i64>,
+    /// The latest partition restart (any partition) in the 5 ms before the window's planned
+    /// end, relative to it (ns, <= 0). A restart clones the partition's program from the
+    /// module process, which write-protects the module's memory for copy-on-write while the
+    /// kernel copies its page tables under `mmap_lock`: a scheduler thread that then writes
+    /// its own memory faults and waits for that lock (docs/isolation.md).
+    pub restart_before: Option<i64>,
 }
 
 impl Outside {
@@ -123,6 +129,9 @@ impl Outside {
                 us(r.effective - pe),
                 r.confirmed.map_or("never".into(), |c| us(c - pe)),
             );
+        }
+        if let Some(r) = self.restart_before {
+            s += &format!("; a partition restarted {} us before the planned end", -r / 1000);
         }
         if let Some(g) = self.gap_before {
             s += &format!("; not running for {} us just before", g / 1000);
@@ -186,6 +195,8 @@ pub struct Attribution {
     waiting: VecDeque<(String, i64, i64, Option<i64>)>,
     /// Per partition: the end of its last interval.
     last_end: BTreeMap<String, i64>,
+    /// Restarts of any partition (module time), for [`Outside::restart_before`].
+    restarts: std::collections::BTreeSet<i64>,
     newest: i64,
     /// Intervals judged.
     pub checked: u64,
@@ -204,6 +215,9 @@ pub struct Attribution {
     pub stop_lateness: BTreeMap<u32, Vec<f64>>,
     pub wake_lateness: BTreeMap<u32, Vec<f64>>,
 }
+
+/// How long before a window end a restart counts as near it ([`Outside::restart_before`]).
+pub const RESTART_NEAR_NS: i64 = 5_000_000;
 
 /// How many outside intervals are kept with their explanation.
 pub const KEPT: usize = 10_000;
@@ -240,6 +254,9 @@ impl Attribution {
                         self.stops.insert((n.clone(), *planned_end), r);
                     }
                 }
+                Event::PartitionRestart { t, .. } => {
+                    self.restarts.insert(*t);
+                }
                 _ => {}
             }
         }
@@ -263,6 +280,7 @@ impl Attribution {
         let old = self.newest - KEEP_NS;
         self.starts.retain(|k, _| k.1 >= old);
         self.stops.retain(|k, _| k.1 >= old);
+        self.restarts.retain(|&t| t >= old);
     }
 
     fn judge(&mut self, plan: &Plan, partition: &str, start: i64, end: i64, before: Option<i64>) {
@@ -288,7 +306,19 @@ impl Attribution {
         *self.classes.entry(class).or_default() += 1;
         if self.outside.len() < KEPT {
             let gap_before = before.filter(|&b| b >= planned.0 && b < start).map(|b| start - b);
-            self.outside.push(Outside { partition: partition.to_string(), start, end, planned, class, enforced, stop, actual_start, gap_before });
+            let restart_before = self.restarts.range(planned.1 - RESTART_NEAR_NS..=planned.1).next_back().map(|t| t - planned.1);
+            self.outside.push(Outside {
+                partition: partition.to_string(),
+                start,
+                end,
+                planned,
+                class,
+                enforced,
+                stop,
+                actual_start,
+                gap_before,
+                restart_before,
+            });
         }
     }
 
@@ -439,6 +469,8 @@ mod tests {
                 _ => stop(e, -4, -3, -2, None),
             });
         }
+        // A restart of another partition 3 ns before frame 2's window end.
+        ev.push(Event::PartitionRestart { t: 237, partition: 2, mode: "COLD_START".into(), start_condition: "x".into() });
         // Another partition's records are not A's.
         ev.push(Event::WindowStart { t: 2000, core: 1, partition: 2, window: 1, planned: 2000, schedule: 1 });
         ev
@@ -490,6 +522,8 @@ mod tests {
         assert_eq!(a.wake_lateness[&0][2], 11.0);
         let gaps: Vec<Option<i64>> = a.outside.iter().map(|o| o.gap_before).collect();
         assert_eq!(gaps, [Some(6), None, None, None, None, None], "only frame 2's follows another interval of its window");
+        assert_eq!(a.outside[0].restart_before, Some(-3));
+        assert_eq!(a.outside[5].restart_before, Some(237 - 840), "frame 8's is within 5 ms too (ns frames)");
         assert!(a.outside[0].describe().contains("not running for 0 us just before"), "{}", a.outside[0].describe());
     }
 
