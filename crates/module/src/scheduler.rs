@@ -179,7 +179,14 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
                     },
                 );
                 if !continuing && let Some(stop) = leave(state, core, p, clock, Some(planned)) {
-                    pending.push(PendingStop { partition: p, requested_ns: stop.effective(), planned_end: planned, wake_planned: wake_at, woke, stop });
+                    pending.push(PendingStop {
+                        partition: p,
+                        requested_ns: stop.effective(),
+                        planned_end: planned,
+                        wake_planned: wake_at,
+                        woke,
+                        stop,
+                    });
                 }
                 report_probe(state, core, p, frame_start + start_offset, clock);
                 open = None;
@@ -257,13 +264,27 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             Event::WindowEnd { t: state.rel(now), core: core as u32, partition: plan.partitions[p].id, window: 0, planned: state.rel(now) },
         );
         if let Some(stop) = leave(state, core, p, clock, None) {
-            pending.push(PendingStop { partition: p, requested_ns: stop.effective(), planned_end: now, wake_planned: now, woke: now, stop });
+            pending.push(PendingStop {
+                partition: p,
+                requested_ns: stop.effective(),
+                planned_end: now,
+                wake_planned: now,
+                woke: now,
+                stop,
+            });
         }
     }
     if let Some((p, planned)) = open {
         let now = clock.now_ns();
         if let Some(stop) = leave(state, core, p, clock, None) {
-            pending.push(PendingStop { partition: p, requested_ns: stop.effective(), planned_end: now, wake_planned: now, woke: now, stop });
+            pending.push(PendingStop {
+                partition: p,
+                requested_ns: stop.effective(),
+                planned_end: now,
+                wake_planned: now,
+                woke: now,
+                stop,
+            });
         }
         report_probe(state, core, p, planned, clock);
     }

@@ -264,7 +264,9 @@ fn a_stop_is_issued_before_earlier_stops_are_checked_and_traced_with_its_times()
     let times: Vec<Event> = events(&state).into_iter().filter(|e| matches!(e, Event::StopTimes { .. })).collect();
     assert_eq!(times.len(), 4, "A and B, two frames: {times:?}");
     for e in &times {
-        let Event::StopTimes { planned_end, wake_planned, woke, issued, returned, held, effective, confirmed, .. } = *e else { unreachable!() };
+        let Event::StopTimes { planned_end, wake_planned, woke, issued, returned, held, effective, confirmed, .. } = *e else {
+            unreachable!()
+        };
         assert!(wake_planned < planned_end && wake_planned <= woke && woke <= issued && issued <= returned, "{e:?}");
         assert_eq!((held, effective), (None, returned), "{e:?}");
         assert!(confirmed.is_some_and(|c| c >= returned), "{e:?}");

@@ -237,7 +237,9 @@ impl Attribution {
                         self.starts.insert((n.clone(), *planned), *t);
                     }
                 }
-                Event::StopTimes { core, partition, planned_end, wake_planned, woke, issued, returned, held, effective, confirmed, .. } => {
+                Event::StopTimes {
+                    core, partition, planned_end, wake_planned, woke, issued, returned, held, effective, confirmed, ..
+                } => {
                     if let Some(n) = self.names.get(partition) {
                         let r = StopRecord {
                             core: *core,
@@ -329,11 +331,7 @@ impl Attribution {
 
     /// `a/b/c/...` counts of the classes, for a report line.
     pub fn classes_line(&self) -> String {
-        Class::ALL
-            .iter()
-            .filter_map(|c| self.classes.get(c).map(|n| format!("{} {n}", c.key())))
-            .collect::<Vec<_>>()
-            .join(", ")
+        Class::ALL.iter().filter_map(|c| self.classes.get(c).map(|n| format!("{} {n}", c.key()))).collect::<Vec<_>>().join(", ")
     }
 }
 
