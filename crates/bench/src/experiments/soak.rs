@@ -527,6 +527,9 @@ fn record_outside(ctx: &mut RunContext, a: &Attribution, steal: &[StealStep]) {
         ctx.sample(&format!("samples_outside_{}_after_restart", c.key()), Unit::Count, n as f64);
     }
     ctx.sample("samples_outside_with_steal", Unit::Count, a.outside.iter().filter(|o| near(o) > 0).count() as f64);
+    for u in &a.enforced_first {
+        ctx.note(format!("outside the enforced window: {}", u.describe()));
+    }
     for o in a.outside.iter().take(30) {
         ctx.note(format!("outside: {}; host steal nearby {} ticks", o.describe(), near(o)));
     }

@@ -182,6 +182,34 @@ pub fn classify(start: i64, end: i64, planned: (i64, i64), actual_start: Option<
     }
 }
 
+/// An interval outside its window as enforced (module time, ns).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unenforced {
+    pub partition: String,
+    pub start: i64,
+    pub end: i64,
+    pub planned: (i64, i64),
+    /// The window's actual start (`window_start`) and when its stop took effect.
+    pub actual_start: i64,
+    pub effective: i64,
+}
+
+impl Unenforced {
+    pub fn describe(&self) -> String {
+        let (ps, pe) = self.planned;
+        format!(
+            "{} ran [{}, {}] ns, window planned [{ps}, {pe}), started {}, stopped {} (ran {} us before the start, {} us after the stop)",
+            self.partition,
+            self.start,
+            self.end,
+            self.actual_start,
+            self.effective,
+            (self.actual_start - self.start).max(0) / 1000,
+            (self.end - self.effective).max(0) / 1000
+        )
+    }
+}
+
 /// The attribution of a soak's intervals, fed with the trace and the intervals as they come.
 #[derive(Debug, Default)]
 pub struct Attribution {
@@ -206,6 +234,8 @@ pub struct Attribution {
     pub outside_enforced: u64,
     /// Intervals whose window has no record in the trace (not checked against the enforced window).
     pub unchecked_enforced: u64,
+    /// The first intervals outside the enforced window.
+    pub enforced_first: Vec<Unenforced>,
     /// The outside intervals, explained (the first [`KEPT`]).
     pub outside: Vec<Outside>,
     /// CLOCK_MONOTONIC ns of the module epoch (to compare with host figures).
@@ -294,7 +324,20 @@ impl Attribution {
         let actual_start = self.starts.get(&(partition.to_string(), planned.0)).copied();
         let stop = self.stops.get(&(partition.to_string(), planned.1)).copied();
         let enforced = match (actual_start, stop) {
-            (Some(a), Some(r)) => start < a || end > r.effective,
+            (Some(a), Some(r)) if start < a || end > r.effective => {
+                if self.enforced_first.len() < 30 {
+                    self.enforced_first.push(Unenforced {
+                        partition: partition.to_string(),
+                        start,
+                        end,
+                        planned,
+                        actual_start: a,
+                        effective: r.effective,
+                    });
+                }
+                true
+            }
+            (Some(_), Some(_)) => false,
             _ => {
                 self.unchecked_enforced += 1;
                 false
@@ -514,6 +557,9 @@ mod tests {
         // Outside the enforced window: frame 3 and 6 (after the stop), frame 8 (before the
         // actual start at 801).
         assert_eq!(a.outside_enforced, 3);
+        let late: Vec<(i64, i64)> = a.enforced_first.iter().map(|u| (u.start, u.actual_start)).collect();
+        assert_eq!(late, [(301, 301), (639, 601), (797, 801)]);
+        assert!(a.enforced_first[2].describe().contains("ran 0 us before the start"));
         assert_eq!(a.unchecked_enforced, 0);
         assert!(a.outside.iter().any(|o| o.class == Class::AfterStop && o.enforced && o.describe().contains("ENFORCED")));
         assert_eq!(a.stop_lateness[&0].len(), 10);
