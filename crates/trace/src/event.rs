@@ -134,6 +134,17 @@ pub enum Event {
         process: i64,
         deadline: i64,
     },
+    /// A port creation of `partition` refused with INVALID_CONFIG: `attribute` of the element at
+    /// `line` of the configuration (0: no such element) differs from the value `given`.
+    ConfigMismatch {
+        t: i64,
+        core: u32,
+        partition: u32,
+        service: String,
+        attribute: String,
+        given: i64,
+        line: u32,
+    },
     /// SET_MODULE_SCHEDULE took effect at a major frame boundary.
     ScheduleChange {
         t: i64,
@@ -224,6 +235,7 @@ impl Event {
             | Event::ProcessResume { t, .. }
             | Event::ProcessRelease { t, .. }
             | Event::DeadlineMissed { t, .. }
+            | Event::ConfigMismatch { t, .. }
             | Event::ScheduleChange { t, .. }
             | Event::PartitionExit { t, .. }
             | Event::PartitionRestart { t, .. }
