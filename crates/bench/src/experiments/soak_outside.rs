@@ -216,6 +216,8 @@ pub struct Attribution {
     names: BTreeMap<u32, String>,
     /// (partition, planned start) -> actual start.
     starts: BTreeMap<(String, i64), i64>,
+    /// (partition, actual start) -> planned start: the window a partition was running in.
+    opened: BTreeMap<(String, i64), i64>,
     /// (partition, planned end) -> what the module did.
     stops: BTreeMap<(String, i64), StopRecord>,
     /// Intervals waiting for the trace: (partition, start, end, end of the partition's
@@ -265,6 +267,7 @@ impl Attribution {
                 Event::WindowStart { t, partition, planned, .. } => {
                     if let Some(n) = self.names.get(partition) {
                         self.starts.insert((n.clone(), *planned), *t);
+                        self.opened.insert((n.clone(), *t), *planned);
                     }
                 }
                 Event::StopTimes {
@@ -311,20 +314,48 @@ impl Attribution {
         self.waiting = keep;
         let old = self.newest - KEEP_NS;
         self.starts.retain(|k, _| k.1 >= old);
+        self.opened.retain(|k, _| k.1 >= old);
         self.stops.retain(|k, _| k.1 >= old);
         self.restarts.retain(|&t| t >= old);
     }
 
+    /// The window `partition` was running in at `start` by the trace: the latest one that
+    /// actually started at or before it, with its planned times, actual start and stop.
+    fn running_in(&self, plan: &Plan, partition: &str, start: i64) -> Option<((i64, i64), i64, Option<StopRecord>)> {
+        let key = partition.to_string();
+        let (&(_, actual), &ps) = self.opened.range((key.clone(), i64::MIN)..=(key.clone(), start)).next_back()?;
+        let planned = window_of(plan, partition, ps, ps).filter(|w| w.0 == ps)?;
+        Some((planned, actual, self.stops.get(&(key, planned.1)).copied()))
+    }
+
     fn judge(&mut self, plan: &Plan, partition: &str, start: i64, end: i64, before: Option<i64>) {
         self.checked += 1;
-        let Some(planned) = window_of(plan, partition, start, end) else {
-            *self.classes.entry(Class::Unmatched).or_default() += 1;
-            return;
+        // An interval belongs to the window the module had open when it ran (a stop held up
+        // for a long time lets a partition run on into later frames, nearer other windows of
+        // it); else, outside every enforced window, to its nearest planned window.
+        let running = self.running_in(plan, partition, start);
+        let inside_enforced = running.and_then(|(w, a, r)| r.filter(|r| start >= a && end <= r.effective).map(|r| (w, a, r)));
+        let (planned, actual_start, stop) = match inside_enforced {
+            Some((w, a, r)) => (w, Some(a), Some(r)),
+            None => {
+                let Some(planned) = window_of(plan, partition, start, end) else {
+                    *self.classes.entry(Class::Unmatched).or_default() += 1;
+                    return;
+                };
+                let key = partition.to_string();
+                (planned, self.starts.get(&(key.clone(), planned.0)).copied(), self.stops.get(&(key, planned.1)).copied())
+            }
         };
-        let actual_start = self.starts.get(&(partition.to_string(), planned.0)).copied();
-        let stop = self.stops.get(&(partition.to_string(), planned.1)).copied();
+        let checkable = running.is_some_and(|r| r.2.is_some()) || (actual_start.is_some() && stop.is_some());
         let enforced = match (actual_start, stop) {
-            (Some(a), Some(r)) if start < a || end > r.effective => {
+            _ if inside_enforced.is_some() => false,
+            _ if !checkable => {
+                self.unchecked_enforced += 1;
+                false
+            }
+            (a, r) => {
+                let (a, effective) =
+                    (a.or(running.map(|r| r.1)).unwrap_or(i64::MIN), r.or(running.and_then(|r| r.2)).map_or(i64::MIN, |r| r.effective));
                 if self.enforced_first.len() < 30 {
                     self.enforced_first.push(Unenforced {
                         partition: partition.to_string(),
@@ -332,15 +363,10 @@ impl Attribution {
                         end,
                         planned,
                         actual_start: a,
-                        effective: r.effective,
+                        effective,
                     });
                 }
                 true
-            }
-            (Some(_), Some(_)) => false,
-            _ => {
-                self.unchecked_enforced += 1;
-                false
             }
         };
         self.outside_enforced += enforced as u64;
@@ -569,6 +595,21 @@ mod tests {
         assert_eq!(a.outside[0].restart_before, Some(-3));
         assert_eq!(a.outside[5].restart_before, Some(237 - 840), "frame 8's is within 5 ms too (ns frames)");
         assert!(a.outside[0].describe().contains("not running for 0 us just before"), "{}", a.outside[0].describe());
+    }
+
+    #[test]
+    fn a_stop_held_up_for_frames_is_a_late_wake_of_the_window_it_ran_in() {
+        let p = plan();
+        let mut a = Attribution::default();
+        // Frame 0's window starts at 1 and its stop takes effect only at 250 (the scheduler
+        // thread woke at 245); frame 1's window then starts late, at 251.
+        a.feed(&[module_start(), start(1, 0), stop(40, 205, 206, 210, None), start(251, 100), stop(140, -4, -3, -2, None)], &["A"]);
+        // Ran on to 80, nearer frame 1's planned window (100..140) than frame 0's.
+        a.interval("A", 41, 80);
+        a.settle(&p, true);
+        assert_eq!(a.outside_enforced, 0, "{:?}", a.enforced_first);
+        assert_eq!((a.outside_planned(), a.classes.get(&Class::LateWake).copied()), (1, Some(1)));
+        assert_eq!(a.outside[0].planned, (0, 40));
     }
 
     #[test]
