@@ -72,6 +72,13 @@ struct PendingStop {
     stop: StopIssue,
 }
 
+impl PendingStop {
+    /// A stop issued as the run ends (`now`): no planned boundary but the end itself.
+    fn at_run_end(partition: usize, stop: StopIssue, now: i64) -> PendingStop {
+        PendingStop { partition, requested_ns: stop.effective(), planned_end: now, wake_planned: now, woke: now, stop }
+    }
+}
+
 /// When [`leave`] issued a stop write, when the write returned and when the core guard held
 /// the partition (monotonic ns): traced (`stop_times`) to tell a late stop's cause.
 #[derive(Clone, Copy)]
@@ -264,27 +271,13 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             Event::WindowEnd { t: state.rel(now), core: core as u32, partition: plan.partitions[p].id, window: 0, planned: state.rel(now) },
         );
         if let Some(stop) = leave(state, core, p, clock, None) {
-            pending.push(PendingStop {
-                partition: p,
-                requested_ns: stop.effective(),
-                planned_end: now,
-                wake_planned: now,
-                woke: now,
-                stop,
-            });
+            pending.push(PendingStop::at_run_end(p, stop, now));
         }
     }
     if let Some((p, planned)) = open {
         let now = clock.now_ns();
         if let Some(stop) = leave(state, core, p, clock, None) {
-            pending.push(PendingStop {
-                partition: p,
-                requested_ns: stop.effective(),
-                planned_end: now,
-                wake_planned: now,
-                woke: now,
-                stop,
-            });
+            pending.push(PendingStop::at_run_end(p, stop, now));
         }
         report_probe(state, core, p, planned, clock);
     }
