@@ -198,7 +198,10 @@ pub trait Watcher {
     fn line(&mut self, _line: &str) {}
     /// Trace events written since the last call (with [`Launch::follow_trace`]).
     fn events(&mut self, _events: &[Event]) {}
-    /// Called at every poll with the pid of `partita run` (e.g. to sample its memory).
+    /// A line of `partita run`'s own stderr (warnings, the summary).
+    fn stderr_line(&mut self, _line: &str) {}
+    /// Called at every poll while the run lasts, with the pid of `partita run` (e.g. to
+    /// sample its memory).
     fn tick(&mut self, _pid: u32) {}
     /// True: the experiment has what it needs, the run is stopped (SIGTERM, a clean stop).
     fn done(&mut self) -> bool {
@@ -244,6 +247,8 @@ pub struct Ended {
     pub seconds: f64,
     /// The last lines of its stderr.
     pub stderr_tail: String,
+    /// Lines of the followed trace that are no event this bench knows.
+    pub trace_unparsed: u64,
 }
 
 /// Lines of stderr an [`Ended`] keeps (a long run's warnings are not held in memory).
@@ -275,6 +280,7 @@ pub fn run_watched(launch: &Launch, w: &mut dyn Watcher) -> Result<Ended, String
             }
         })
     });
+    let (err_tx, err_rx) = std::sync::mpsc::channel::<String>();
     let err = c.stderr.take().map(|s| {
         std::thread::spawn(move || {
             let mut lines: std::collections::VecDeque<String> = std::collections::VecDeque::new();
@@ -282,6 +288,7 @@ pub fn run_watched(launch: &Launch, w: &mut dyn Watcher) -> Result<Ended, String
                 if lines.len() == STDERR_LINES {
                     lines.pop_front();
                 }
+                let _ = err_tx.send(line.clone());
                 lines.push_back(line);
             }
             Vec::from(lines).join("\n")
@@ -294,6 +301,9 @@ pub fn run_watched(launch: &Launch, w: &mut dyn Watcher) -> Result<Ended, String
         std::thread::sleep(launch.poll);
         for line in rx.try_iter() {
             w.line(&line);
+        }
+        for line in err_rx.try_iter() {
+            w.stderr_line(&line);
         }
         if let Some(t) = &mut trace {
             w.events(&t.read_new());
@@ -328,7 +338,11 @@ pub fn run_watched(launch: &Launch, w: &mut dyn Watcher) -> Result<Ended, String
         w.events(&t.read_new());
     }
     let stderr_tail = err.and_then(|h| h.join().ok()).unwrap_or_default();
-    Ok(Ended { status, success: status.success(), stopped_early, overran: signalled > 0, seconds, stderr_tail })
+    for line in err_rx.try_iter() {
+        w.stderr_line(&line);
+    }
+    let trace_unparsed = trace.map_or(0, |t| t.unparsed);
+    Ok(Ended { status, success: status.success(), stopped_early, overran: signalled > 0, seconds, stderr_tail, trace_unparsed })
 }
 
 /// Reads a JSON Lines trace as `partita run` writes it: only whole lines, from where it left off.

@@ -8,17 +8,14 @@
 //! injections and load only accumulate there; one run per segment would reset exactly what a
 //! soak is for. Segments are reporting periods of that run.
 
-use super::soak_check::{Channels, ChunkedCheck, Plan, PlannedWindow, SampleCheck, TraceStats, TraceTail, rss_and_fds, slope_per_hour};
+use super::soak_check::{Channels, ChunkedCheck, Plan, PlannedWindow, SampleCheck, TraceStats, rss_and_fds, slope_per_hour};
 use super::soak_load::HostLoad;
 use super::soak_outside::{Attribution, Class, StealStep, StealWatch, steal_near};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
-use crate::module_run::{ModuleChild, machine_lock, seconds, tail};
+use crate::module_run::{Launch, Watcher, machine_lock, run_watched, seconds, tail};
 use crate::stats::Summary;
 use std::collections::BTreeMap;
-use std::io::BufRead;
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub struct Soak;
 
@@ -341,43 +338,6 @@ impl Experiment for Soak {
         for m in &load.missing {
             ctx.note(m.clone());
         }
-        let mut child = ModuleChild(
-            Command::new(&ctx.programs.exe)
-                .arg("run")
-                .arg(&config)
-                .args(["--duration", &format!("{secs}s"), "--trace"])
-                .arg(&trace_path)
-                .args(inject.iter().flat_map(|j| ["--inject", j.as_str()]))
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .map_err(|e| format!("cannot start {}: {e}", ctx.programs.exe.display()))?,
-        );
-        let child = &mut child.0;
-        let pid = child.id();
-        let (tx, rx) = mpsc::channel::<String>();
-        let out = child.stdout.take().map(|s| {
-            std::thread::spawn(move || {
-                for line in std::io::BufReader::new(s).lines().map_while(Result::ok) {
-                    if tx.send(line).is_err() {
-                        break;
-                    }
-                }
-            })
-        });
-        let err = child.stderr.take().map(|s| {
-            std::thread::spawn(move || {
-                let (mut lines, mut kinds) = (Vec::new(), BTreeMap::<String, u64>::new());
-                for line in std::io::BufReader::new(s).lines().map_while(Result::ok) {
-                    *kinds.entry(message_kind(&line)).or_default() += 1;
-                    lines.push(line);
-                    if lines.len() > 200 {
-                        lines.drain(..100);
-                    }
-                }
-                (lines.join("\n"), kinds)
-            })
-        });
         let mut s = Soaking {
             plan: plan(),
             // `--duration` stops at the first frame boundary after it.
@@ -392,75 +352,86 @@ impl Experiment for Soak {
             memory: Vec::new(),
             module_lines: Vec::new(),
         };
-        let mut tail_reader = TraceTail::new(trace_path.clone());
         let steal_watch = StealWatch::start();
-        let started = Instant::now();
-        let (mut next_sample, mut next_segment) = (0.0f64, segment as f64);
-        let mut signalled = 0;
-        let status = loop {
-            std::thread::sleep(Duration::from_millis(200));
-            for line in rx.try_iter() {
-                s.line(&line);
-            }
-            let events = tail_reader.read_new();
-            s.feed_trace(&events, false);
-            let at = started.elapsed().as_secs_f64();
-            // Up to the duration: later the module is stopping (its descriptors closing).
-            if at >= next_sample && at < secs as f64 {
-                if let Some((rss, fds)) = rss_and_fds(pid) {
-                    s.memory.push((at, rss, fds));
-                }
-                next_sample = at.floor() + 1.0;
-            }
-            let exited = child.try_wait().map_err(|e| e.to_string())?;
-            if at >= next_segment && exited.is_none() {
-                let line = s.segment(at);
-                ctx.progress(&format!("{at:.0} of {secs} s"));
-                eprintln!("partita: bench {line}");
-                next_segment += segment as f64;
-            }
-            if let Some(st) = exited {
-                // From starting `partita run` to its exit: the duration, start-up and the stop.
-                ctx.sample("module_exit_ns", Unit::Ns, at * 1e9);
-                break st;
-            }
-            // Ends by --duration; a module that does not is stopped, SIGTERM first (its own
-            // kill path demotes real-time partitions before killing them).
-            let over = at - secs as f64;
-            if (over > 60.0 && signalled == 0) || (over > 120.0 && signalled == 1) {
-                let sig = if signalled == 0 { libc::SIGTERM } else { libc::SIGKILL };
-                // SAFETY: kill(2) of our own child's pid, which is not reaped yet.
-                unsafe { libc::kill(pid as i32, sig) };
-                signalled += 1;
-            }
+        let extra: Vec<String> = inject.iter().flat_map(|j| ["--inject".to_string(), j.clone()]).collect();
+        let launch = Launch::for_duration(&ctx.programs.exe, &config, secs, &trace_path, &extra);
+        let mut w = SoakWatch {
+            s: &mut s,
+            ctx,
+            secs,
+            segment,
+            started: Instant::now(),
+            next_sample: 0.0,
+            next_segment: segment as f64,
+            stderr_kinds: BTreeMap::new(),
         };
+        let ended = run_watched(&launch, &mut w)?;
+        let SoakWatch { stderr_kinds, ctx, .. } = w;
+        // From starting `partita run` to its exit: the duration, start-up and the stop.
+        ctx.sample("module_exit_ns", Unit::Ns, ended.seconds * 1e9);
         if matches!(load_kind, "full" | "stress") && !load.stress_running() && load.missing.is_empty() {
             ctx.note("stress-ng ended before the module did: part of the run had no stress-ng load");
         }
         load.stop_now();
-        if let Some(h) = out {
-            let _ = h.join();
-        }
-        for line in rx.try_iter() {
-            s.line(&line);
-        }
-        let events = tail_reader.read_new();
-        s.feed_trace(&events, true);
+        s.feed_trace(&[], true);
         let steal = steal_watch.finish();
-        let (stderr, stderr_kinds) = err.and_then(|h| h.join().ok()).unwrap_or_default();
-        let line = s.segment(started.elapsed().as_secs_f64());
+        let line = s.segment(ended.seconds);
         eprintln!("partita: bench {line} (end)");
-        record(ctx, &s, &injected, &tail_reader, &stderr_kinds);
+        record(ctx, &s, &injected, ended.trace_unparsed, &stderr_kinds);
         record_outside(ctx, &s.attribution, &steal);
         ctx.sample("host_load_cgroup_ops", Unit::Count, load.churn_ops.load(std::sync::atomic::Ordering::Relaxed) as f64);
         drop(load);
-        if signalled > 0 {
-            return Err(format!("partita run did not end at --duration {secs}s; it was signalled:\n{}", tail(&stderr, 10)));
+        if ended.overran {
+            return Err(format!("partita run did not end at --duration {secs}s; it was signalled:\n{}", tail(&ended.stderr_tail, 10)));
         }
-        if !status.success() {
-            return Err(format!("partita run failed ({status}):\n{}", tail(&stderr, 10)));
+        if !ended.success {
+            return Err(format!("partita run failed ({}):\n{}", ended.status, tail(&ended.stderr_tail, 10)));
         }
         Ok(())
+    }
+}
+
+/// The soak's watcher: output lines and the trace to the checks, the module's memory and
+/// descriptors once a second, a segment report every `segment` seconds, stderr by kind.
+struct SoakWatch<'s, 'a, 'c> {
+    s: &'s mut Soaking,
+    ctx: &'a mut RunContext<'c>,
+    secs: u64,
+    segment: u64,
+    started: Instant,
+    next_sample: f64,
+    next_segment: f64,
+    stderr_kinds: BTreeMap<String, u64>,
+}
+
+impl Watcher for SoakWatch<'_, '_, '_> {
+    fn line(&mut self, line: &str) {
+        self.s.line(line);
+    }
+
+    fn stderr_line(&mut self, line: &str) {
+        *self.stderr_kinds.entry(message_kind(line)).or_default() += 1;
+    }
+
+    fn events(&mut self, events: &[partita_trace::Event]) {
+        self.s.feed_trace(events, false);
+    }
+
+    fn tick(&mut self, pid: u32) {
+        let at = self.started.elapsed().as_secs_f64();
+        // Up to the duration: later the module is stopping (its descriptors closing).
+        if at >= self.next_sample && at < self.secs as f64 {
+            if let Some((rss, fds)) = rss_and_fds(pid) {
+                self.s.memory.push((at, rss, fds));
+            }
+            self.next_sample = at.floor() + 1.0;
+        }
+        if at >= self.next_segment {
+            let line = self.s.segment(at);
+            self.ctx.progress(&format!("{at:.0} of {} s", self.secs));
+            eprintln!("partita: bench {line}");
+            self.next_segment += self.segment as f64;
+        }
     }
 }
 
@@ -516,7 +487,7 @@ fn record_outside(ctx: &mut RunContext, a: &Attribution, steal: &[StealStep]) {
 }
 
 /// Hands the run's figures to the store.
-fn record(ctx: &mut RunContext, s: &Soaking, injected: &BTreeMap<&str, u64>, tail_reader: &TraceTail, stderr: &BTreeMap<String, u64>) {
+fn record(ctx: &mut RunContext, s: &Soaking, injected: &BTreeMap<&str, u64>, trace_unparsed: u64, stderr: &BTreeMap<String, u64>) {
     let last = s.trace.stop.as_ref().map_or(s.trace.last_t, |(frames, _)| *frames as i64 * MAF_NS);
     let planned = s.plan.planned_before(last);
     ctx.sample("windows_planned", Unit::Count, planned as f64);
@@ -588,7 +559,7 @@ fn record(ctx: &mut RunContext, s: &Soaking, injected: &BTreeMap<&str, u64>, tai
         ctx.sample("module_fds_slope_per_h", Unit::Count, v);
     }
     ctx.sample("events_dropped", Unit::Count, s.trace.events_dropped as f64);
-    ctx.sample("trace_unparsed_lines", Unit::Count, tail_reader.unparsed as f64);
+    ctx.sample("trace_unparsed_lines", Unit::Count, trace_unparsed as f64);
     ctx.sample("module_stderr_lines", Unit::Count, stderr.values().sum::<u64>() as f64);
     let mut kinds: Vec<(&String, &u64)> = stderr.iter().collect();
     kinds.sort_by_key(|(_, n)| std::cmp::Reverse(**n));
