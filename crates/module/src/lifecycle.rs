@@ -370,7 +370,8 @@ impl<'a> Lifecycle<'a> {
         }
         let (reason, signal) = match &status {
             Ok(s @ ExitStatus::Signaled(sig)) => (s.to_string(), Some(*sig)),
-            Ok(s) => (s.to_string(), None),
+            // The runtime's last resort: exit_group(128 + the fault signal) (hm::fault_of_exit_status).
+            Ok(s @ ExitStatus::Exited(code)) => (s.to_string(), crate::hm::fault_of_exit_status(*code)),
             Err(e) => (format!("unknown ({e})"), None),
         };
         let _ = writeln!(self.console, "partita: partition {name} ended ({reason}); the health monitor decides what follows");

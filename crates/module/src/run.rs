@@ -229,6 +229,10 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         Ok(b) => Some(Arc::new(b)),
         Err(e) => return Err(format!("cannot start the scheduling broker thread: {e}")),
     };
+    // A partition at its memory limit is demoted, then killed, by the module (not the OOM killer).
+    let oom_guard = crate::backend::oom_guard::OomGuard::start(caps.sched_fifo.then_some(BROKER_PRIORITY))
+        .map_err(|e| eprintln!("partita: warning: no memory limit guard ({e}): the kernel's OOM killer ends partitions at their limit"))
+        .ok();
     let death_signal = if opts.guardian { libc::SIGSTOP } else { libc::SIGKILL };
     let mut runs = Vec::new();
     let mut launches = Vec::new();
@@ -244,6 +248,9 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         let mut cgroup = cgroups.partition_on(&p.name, limit, &host_cpus).map_err(|e| format!("partition {}: {e}", p.name))?;
         cgroups.limit_tasks(&mut cgroup, p.max_tasks).map_err(|e| format!("partition {}: pt:MaxTasks=\"{}\": {e}", p.name, p.max_tasks))?;
         let cgroup = Arc::new(cgroup);
+        if let Some(Err(e)) = oom_guard.as_ref().map(|g| g.watch(&cgroup)) {
+            eprintln!("partita: warning: partition {}: the kernel's OOM killer stays on ({e})", p.name);
+        }
         let confine = confinement(p, &data_dirs, config_path)?;
         let mut control = SharedControl::create(&plan, i, epoch_ns).map_err(|e| format!("partition {}: control block: {e}", p.name))?;
         control.block().hm.process_level.store(hm.process_level_mask(), Ordering::Release);

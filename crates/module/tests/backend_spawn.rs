@@ -327,3 +327,37 @@ fn exit_group_goes_through_the_broker_and_ends_every_thread() {
     assert_eq!(broker.counts().exits.load(std::sync::atomic::Ordering::Relaxed), 1);
     assert_eq!(broker.counts().granted.load(std::sync::atomic::Ordering::Relaxed), 0);
 }
+
+/// A signal that ends the process goes through the broker (the seccomp filter hands it over),
+/// which demotes every thread of the target first and then lets the call run: with SIGTERM
+/// blocked, the program sees its threads (SCHED_BATCH before) at SCHED_OTHER before it unblocks
+/// the signal and dies of it; SIGKILL ends it as sent. In its own PID namespace the program is
+/// the namespace's init: the kernel drops its SIGTERM to itself, and the broker demotes nothing
+/// (the program then exits with 1).
+#[test]
+fn a_signal_that_ends_a_process_goes_through_the_broker() {
+    let Some(run) = privileged("a_signal_that_ends_a_process_goes_through_the_broker") else { return };
+    let cases = [
+        ("sigterm", false, ExitStatus::Signaled(libc::SIGTERM), 1),
+        ("sigkill", false, ExitStatus::Signaled(libc::SIGKILL), 1),
+        ("sigterm", true, ExitStatus::Exited(1), 0),
+    ];
+    for (k, (sig, namespaces, end, demoted)) in cases.into_iter().enumerate() {
+        let cg = run.partition(&format!("signal-{k}"), None).unwrap();
+        let (ctl, bell) = shared_fds();
+        let broker = backend::sched_broker::SchedBroker::start().unwrap();
+        let helper = env!("CARGO_BIN_EXE_partita-test-spin-threads");
+        let mut spec = SpawnSpec::new("TEST", 7, helper, std::env::temp_dir(), ctl.as_fd(), bell.as_fd());
+        spec.args = vec![OsString::from("signal"), OsString::from(sig)];
+        spec.cgroup = Some(&cg);
+        spec.broker = Some(&broker);
+        spec.namespaces = namespaces;
+        let Spawned { mut process, .. } = backend::spawn(&spec).unwrap();
+        cg.thaw().unwrap();
+        let what = format!("{sig}, namespaces {namespaces}");
+        assert_eq!(wait_for_end(&mut process, &what), end, "{what}");
+        let counts = broker.counts();
+        assert_eq!(counts.signals.load(std::sync::atomic::Ordering::Relaxed), 1, "{what}");
+        assert_eq!(counts.signal_demotions.load(std::sync::atomic::Ordering::Relaxed), demoted, "{what}");
+    }
+}
