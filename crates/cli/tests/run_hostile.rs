@@ -316,6 +316,9 @@ fn a_memory_hog_is_stopped_by_its_memory_limit() {
     // IDLE by default, and of nobody else.
     assert!(!attacks(&c).iter().any(|(n, _)| n == "hog"), "{out}");
     assert_eq!(hm(&c, HOSTILE), [("MEMORY_VIOLATION".to_string(), "IDLE".to_string())], "{out}");
+    // The module's memory limit guard, not the kernel's OOM killer, ended it (demoted first);
+    // with the OOM killer off and no guard, it would have waited at its limit for ever.
+    assert!(c.ran.stderr.contains("partition Hostile reached its memory limit (67108864 bytes)"), "{}", c.ran.stderr);
     assert_others_untouched(dir.path(), &c);
 }
 
@@ -404,9 +407,6 @@ fn a_fault_on_a_thread_that_is_not_a_process_ends_the_program_through_exit_group
     assert_eq!(exits, ["exited with status 139"], "{out}\n{}", c.ran.stderr);
     assert!(format!("{out}{}", c.ran.stderr).contains("partita-apex: fatal signal 11"), "{out}\n{}", c.ran.stderr);
     assert_eq!(hm(&c, HOSTILE), [("MEMORY_VIOLATION".to_string(), "IDLE".to_string())], "{out}");
-    // The module's memory limit guard, not the kernel's OOM killer, ended it (demoted first);
-    // with the OOM killer off and no guard, it would have waited at its limit for ever.
-    assert!(c.ran.stderr.contains("partition Hostile reached its memory limit (67108864 bytes)"), "{}", c.ran.stderr);
     assert_others_untouched(dir.path(), &c);
 }
 
