@@ -238,7 +238,7 @@ fn denied_calls_signals_ptrace_and_exec_achieve_nothing() {
     let ignored = ("ILLEGAL_REQUEST".to_string(), "IGNORE".to_string());
     assert_eq!(events, vec![ignored; denied.len() + 1], "{out}");
     // PID 1 of its own namespace alone: no other process to kill (ESRCH = 3), none of the
-    // 32767 pids reached anything, its process group is its own, and its own SIGKILL is
+    // 4095 pids reached anything, its process group is its own, and its own SIGKILL is
     // ignored (it printed the lines after it).
     assert_eq!(outcome(&c, "kill_all"), "-1 3", "{out}");
     assert_eq!(outcome(&c, "kill_pids"), "0 3", "{out}");

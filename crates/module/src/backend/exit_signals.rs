@@ -14,6 +14,12 @@
 //! signal from inside its namespace that it does not catch, SIGKILL and SIGSTOP included.
 //! A signal to a process group or to every process (`kill(0 or -PGID or -1, ...)`) demotes every
 //! process of the namespace but init that does not catch it (more than the group, never fewer).
+//! A task id that names nothing in the partition's own /proc ends nothing: no scan.
+//!
+//! A process created between the broker's look and the call (a sibling forks meanwhile, and
+//! gets the id the call names) is not demoted: the same window as a thread created during an
+//! exit_group's demotion, narrowed because the broker serves one request at a time (the new
+//! process cannot change a priority through it until this call is answered).
 //!
 //! Cost: only calls with such a signal come here (the runtime's own STOP/SUSPEND signal and the
 //! harmless signals stay in the kernel); `partita bench broker` times one (`signal_brokered`).
@@ -69,6 +75,8 @@ pub(crate) fn before_signal(caller: i32, sig: i32, target: Target, exiting: &mut
     let Some(caller_tgid) = status_field(caller, "Tgid:").and_then(|v| v.parse::<i32>().ok()) else { return 0 };
     let targets: Vec<i32> = match target {
         Target::PidFd(fd) => pidfd_target(caller_tgid, fd).into_iter().filter(|&p| in_namespace_but_init(caller, p)).collect(),
+        // No such task in the namespace: the call fails (ESRCH) and ends nothing.
+        Target::Task(id) if !may_exist(caller, id) => return 0,
         Target::Task(id) => {
             // The common case first, a process signalling itself: no scan of the host.
             let own = last_field(caller, "NStgid:");
@@ -101,6 +109,17 @@ pub(crate) fn will_end_or_stop(pid: i32, sig: i32) -> bool {
     let bit = 1u64 << (sig - 1);
     let mask = |name: &str| status_field(pid, name).and_then(|v| u64::from_str_radix(&v, 16).ok()).unwrap_or(0);
     (mask("SigCgt:") | mask("SigIgn:")) & bit == 0
+}
+
+/// Whether task `id` may exist in `caller`'s PID namespace: one lookup in the partition's own
+/// /proc (mounted for its namespace by the module's child, `spawn_child.rs`; the partition may
+/// not mount or unmount), so that a call naming no task (`kill` of every pid, an attack of
+/// run_hostile.rs) costs no scan of the host's /proc. Only a clear "no such entry" says no.
+fn may_exist(caller: i32, id: i32) -> bool {
+    match fs::symlink_metadata(format!("/proc/{caller}/root/proc/{id}")) {
+        Ok(_) => true,
+        Err(e) => e.kind() != std::io::ErrorKind::NotFound,
+    }
 }
 
 /// Field `name` (with its colon) of /proc/PID/status, trimmed.
