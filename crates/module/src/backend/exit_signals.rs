@@ -29,7 +29,8 @@ use std::fs;
 /// What a signal-sending call reaches, in ids of the caller's PID namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Target {
-    /// The process of this task id (kill with a positive pid, tkill, tgkill, the sigqueueinfo calls).
+    /// The process of this task id (kill with a positive pid, tkill, rt_sigqueueinfo; tgkill and
+    /// rt_tgsigqueueinfo name the process).
     Task(i32),
     /// Every process of the namespace but init, the caller's own included (kill with 0 or a
     /// negative process group: the broker does not tell groups apart).
@@ -54,7 +55,8 @@ pub(crate) fn parse(nr: libc::c_long, args: &[u64; 6]) -> Option<(i32, Target)> 
             },
         ),
         libc::SYS_tkill | libc::SYS_rt_sigqueueinfo => (int(args[1]), Target::Task(int(args[0]))),
-        libc::SYS_tgkill | libc::SYS_rt_tgsigqueueinfo => (int(args[2]), Target::Task(int(args[1]))),
+        // The kernel signals thread args[1] only if it belongs to process args[0].
+        libc::SYS_tgkill | libc::SYS_rt_tgsigqueueinfo => (int(args[2]), Target::Task(int(args[0]))),
         libc::SYS_pidfd_send_signal => (int(args[1]), Target::PidFd(int(args[0]))),
         _ => return None,
     };
@@ -72,20 +74,26 @@ struct Member {
 /// process it will end or stop, and records them in `exiting` (the broker refuses their
 /// scheduling requests). Returns how many processes were demoted.
 pub(crate) fn before_signal(caller: i32, sig: i32, target: Target, exiting: &mut Vec<i32>) -> usize {
-    let Some(caller_tgid) = status_field(caller, "Tgid:").and_then(|v| v.parse::<i32>().ok()) else { return 0 };
+    let Ok(status) = fs::read_to_string(format!("/proc/{caller}/status")) else { return 0 };
+    let field =
+        |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().last()?.parse::<i32>().ok());
+    let Some(caller_tgid) = field("Tgid:") else { return 0 };
+    // The caller's process and thread ids in its namespace.
+    let (own, own_thread) = (field("NStgid:"), field("NSpid:"));
     let targets: Vec<i32> = match target {
         Target::PidFd(fd) => pidfd_target(caller_tgid, fd).into_iter().filter(|&p| in_namespace_but_init(caller, p)).collect(),
-        // No such task in the namespace: the call fails (ESRCH) and ends nothing.
-        Target::Task(id) if !may_exist(caller, id) => return 0,
-        Target::Task(id) => {
-            // The common case first, a process signalling itself: no scan of the host.
-            let own = last_field(caller, "NStgid:");
-            if own == Some(id) && own != Some(1) {
-                vec![caller_tgid]
+        // The common case first, a process signalling itself (raise, abort: tgkill of its own
+        // thread): no scan. The namespace's init is spared by the kernel.
+        Target::Task(id) if own == Some(id) || own_thread == Some(id) => {
+            if own == Some(1) {
+                Vec::new()
             } else {
-                members(caller).into_iter().filter(|m| m.ns != 1 && task_of(m, id)).map(|m| m.host).take(1).collect()
+                vec![caller_tgid]
             }
         }
+        // No such task in the namespace: the call fails (ESRCH) and ends nothing.
+        Target::Task(id) if !may_exist(caller, id) => return 0,
+        Target::Task(id) => members(caller).into_iter().filter(|m| m.ns != 1 && task_of(m, id)).map(|m| m.host).take(1).collect(),
         Target::Group => members(caller).into_iter().filter(|m| m.ns != 1).map(|m| m.host).collect(),
         Target::AllButCaller => members(caller).into_iter().filter(|m| m.ns != 1 && m.host != caller_tgid).map(|m| m.host).collect(),
     };
@@ -107,7 +115,9 @@ pub(crate) fn will_end_or_stop(pid: i32, sig: i32) -> bool {
         return true;
     }
     let bit = 1u64 << (sig - 1);
-    let mask = |name: &str| status_field(pid, name).and_then(|v| u64::from_str_radix(&v, 16).ok()).unwrap_or(0);
+    let Ok(status) = fs::read_to_string(format!("/proc/{pid}/status")) else { return true };
+    let mask =
+        |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| u64::from_str_radix(v.trim(), 16).ok()).unwrap_or(0);
     (mask("SigCgt:") | mask("SigIgn:")) & bit == 0
 }
 
@@ -122,15 +132,10 @@ fn may_exist(caller: i32, id: i32) -> bool {
     }
 }
 
-/// Field `name` (with its colon) of /proc/PID/status, trimmed.
-fn status_field(pid: i32, name: &str) -> Option<String> {
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find_map(|l| l.strip_prefix(name)).map(|v| v.trim().to_string())
-}
-
 /// The last (innermost namespace's) value of field `name` of /proc/PID/status.
 fn last_field(pid: i32, name: &str) -> Option<i32> {
-    status_field(pid, name)?.split_whitespace().last()?.parse().ok()
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix(name))?.split_whitespace().last()?.parse().ok()
 }
 
 /// The processes of `caller`'s PID namespace (not of namespaces nested in it: none in a
@@ -183,9 +188,9 @@ mod tests {
         assert_eq!(parse(libc::SYS_kill, &a([-5, 9, 0])), Some((9, Target::Group)));
         assert_eq!(parse(libc::SYS_kill, &a([-1, 15, 0])), Some((15, Target::AllButCaller)));
         assert_eq!(parse(libc::SYS_tkill, &a([8, 9, 0])), Some((9, Target::Task(8))));
-        assert_eq!(parse(libc::SYS_tgkill, &a([7, 8, 6])), Some((6, Target::Task(8))));
+        assert_eq!(parse(libc::SYS_tgkill, &a([7, 8, 6])), Some((6, Target::Task(7))));
         assert_eq!(parse(libc::SYS_rt_sigqueueinfo, &a([7, 10, 0])), Some((10, Target::Task(7))));
-        assert_eq!(parse(libc::SYS_rt_tgsigqueueinfo, &a([7, 8, 10])), Some((10, Target::Task(8))));
+        assert_eq!(parse(libc::SYS_rt_tgsigqueueinfo, &a([7, 8, 10])), Some((10, Target::Task(7))));
         assert_eq!(parse(libc::SYS_pidfd_send_signal, &a([3, 9, 0])), Some((9, Target::PidFd(3))));
         // The kernel reads ints: the upper halves do not count.
         assert_eq!(parse(libc::SYS_kill, &[0xffff_ffff_0000_0007, 0xffff_ffff_0000_0009, 0, 0, 0, 0]), Some((9, Target::Task(7))));
