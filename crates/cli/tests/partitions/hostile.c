@@ -401,14 +401,16 @@ static void attack_signals(void) {
     /* The partition signals a child (SIGTERM blocked there) by pid, then by pidfd: the child
      * reports its policy once told the signal was sent. */
     for (int by_pidfd = 0; by_pidfd < 2; by_pidfd++) {
+        sigset_t set;
         if (pipe(fds) != 0) break;
+        /* Blocked before the fork: the child has it blocked from its first instruction. */
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        sigprocmask(SIG_BLOCK, &set, NULL);
         c = fork();
+        if (c != 0) sigprocmask(SIG_UNBLOCK, &set, NULL);
         if (c == 0) {
-            sigset_t set;
             char b;
-            sigemptyset(&set);
-            sigaddset(&set, SIGTERM);
-            sigprocmask(SIG_BLOCK, &set, NULL);
             close(fds[1]);
             if (read(fds[0], &b, 1) != 1) _exit(96);
             report(by_pidfd ? "pidfd_sigterm_child" : "kill_sigterm_child", policy(), 0);
