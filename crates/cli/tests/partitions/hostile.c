@@ -174,18 +174,23 @@ static void attack_close(void) {
     }
 }
 
-/* Allocates and touches memory until the memory cgroup's limit stops it. The OOM killer's
- * SIGKILL cannot be preceded by the module's demotion to SCHED_OTHER (backend::rt::
- * demote_threads), and a thread killed while busy at a real-time priority can spin for ever
- * in the kernel's exit path: this test partition therefore demotes its own threads first
- * (docs/isolation.md, `## Threat model`, names the residual risk). */
-static void attack_hog(void) {
+/* Moves every thread of this program to SCHED_OTHER (through the module's broker). */
+static void demote_all(void) {
     struct sched_param p = {0};
     char path[64];
     for (pid_t tid = 1; tid < 64; tid++) {
         snprintf(path, sizeof path, "/proc/self/task/%d", (int)tid);
         if (access(path, F_OK) == 0) sched_setscheduler(tid, SCHED_OTHER, &p);
     }
+}
+
+/* Allocates and touches memory until its memory limit stops it: on a v1 limit the module's
+ * guard demotes, then kills it (backend/oom_guard.rs). The program still demotes its own
+ * threads first: were the guard broken (or on a pure cgroup v2 machine, where the kernel's OOM
+ * killer remains), a thread killed while busy at a real-time priority could spin for ever in
+ * the kernel's exit path (docs/isolation.md, "Exits"). */
+static void attack_hog(void) {
+    demote_all();
     report("hog_start", sched_getscheduler(0), 0);
     long mib = 0;
     for (;;) {
@@ -474,10 +479,13 @@ static void *faulting_thread(void *arg) {
 
 /* A thread the program created (not an APEX process, not the initialization process) faults:
  * the runtime cannot make it an error of a process, so the whole program ends (exit_group 139)
- * and the module reports the MEMORY_VIOLATION. */
+ * and the module reports the MEMORY_VIOLATION. The program demotes its own threads first, as
+ * the hog does: were the last resort broken, the default action would kill it at several
+ * real-time priorities (the exit hazard); the exit_group's own demotion is tested elsewhere. */
 static void attack_thread_fault(void) {
     pthread_t t;
     pthread_create(&t, NULL, faulting_thread, NULL);
+    demote_all();
     idle();
 }
 
