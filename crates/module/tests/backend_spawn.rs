@@ -162,6 +162,32 @@ fn memory_limit_is_enforced_by_the_oom_killer() {
     }
 }
 
+/// With the module's memory limit guard (backend/oom_guard.rs) watching a v1 limit, the kernel's
+/// OOM killer is off: the program waits at its limit until the guard demotes and kills it. The
+/// kernel counts no OOM kill, the guard counts one. Skipped where the limit is not a v1 one (the
+/// guard does nothing there yet: docs/isolation.md, "Exits").
+#[test]
+fn memory_limit_guard_kills_instead_of_the_oom_killer() {
+    let Some(run) = privileged("memory_limit_guard_kills_instead_of_the_oom_killer") else { return };
+    if !matches!(run.memory, backend::MemoryLimitKind::V1 { .. }) {
+        eprintln!("skipping: the memory limit is not a cgroup v1 one ({:?})", run.memory);
+        return;
+    }
+    let cg = std::sync::Arc::new(run.partition("guarded-hog", Some(32 << 20)).unwrap());
+    let guard = backend::oom_guard::OomGuard::start(None).unwrap();
+    assert!(guard.watch(&cg).unwrap(), "a v1 limit is watched");
+    let (ctl, bell) = shared_fds();
+    let helper = env!("CARGO_BIN_EXE_partita-test-spin-threads");
+    let mut spec = SpawnSpec::new("TEST", 7, helper, std::env::temp_dir(), ctl.as_fd(), bell.as_fd());
+    spec.args = vec![OsString::from("hog")];
+    spec.cgroup = Some(&cg);
+    let Spawned { mut process, .. } = backend::spawn(&spec).unwrap();
+    cg.thaw().unwrap();
+    assert_eq!(wait_for_end(&mut process, "the guarded hog"), ExitStatus::Signaled(libc::SIGKILL));
+    assert_eq!(guard.kills(), 1);
+    assert_eq!(cg.oom_kills(), Some(0), "the kernel's OOM killer is off");
+}
+
 #[test]
 fn missing_and_non_executable_programs_are_clear_errors() {
     let (ctl, bell) = shared_fds();

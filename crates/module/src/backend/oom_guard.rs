@@ -183,6 +183,8 @@ fn serve(s: &Shared) {
             match under_oom(&w.control) {
                 Some(true) => {
                     let t0 = Instant::now();
+                    // Counted first: whoever waits for the partition's end sees the count.
+                    s.kills.fetch_add(1, Ordering::Relaxed);
                     cgroup.kill_now();
                     eprintln!(
                         "partita: partition {} reached its memory limit ({} bytes): its threads were demoted and it was killed ({} us after the notification)",
@@ -191,7 +193,6 @@ fn serve(s: &Shared) {
                         t0.elapsed().as_micros()
                     );
                     w.killed_at = Some(Instant::now());
-                    s.kills.fetch_add(1, Ordering::Relaxed);
                 }
                 Some(false) => {}
                 None => gone.push(k - 1),

@@ -11,6 +11,9 @@
 //! moved back to SCHED_OTHER before the signal was delivered (the broker's demotion), and only
 //! then unblocks it (so the process dies of SIGTERM only if the demotion happened; status 1
 //! otherwise).
+//!
+//! With `hog`: allocates and touches memory, 1 MiB at a time, for ever (`backend_spawn.rs`,
+//! the memory limit guard).
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -33,6 +36,15 @@ fn main() {
         && mode == "signal"
     {
         signal_self(sig);
+    }
+    if args.get(1).map(String::as_str) == Some("hog") {
+        let mut kept: Vec<Vec<u8>> = Vec::new();
+        loop {
+            // Touched page by page (vec! of zeros could map untouched pages).
+            let mut m = Vec::with_capacity(1 << 20);
+            m.resize(1 << 20, 1u8);
+            kept.push(m);
+        }
     }
     for name in ["spin-a", "spin-b"] {
         std::thread::Builder::new()
