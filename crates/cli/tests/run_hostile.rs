@@ -326,7 +326,8 @@ fn a_memory_hog_is_stopped_by_its_memory_limit() {
 /// to the module's broker, which demotes the processes the signal ends or stops before the call
 /// runs (docs/isolation.md, "Exits"): forked children (at the priority of the APEX process that
 /// forked them) end or stop themselves, or are signalled by the partition, by kill, tgkill and
-/// pidfd_send_signal; a blocked SIGTERM shows the demotion before the signal is delivered.
+/// pidfd_send_signal, kill of its process group; a blocked SIGTERM shows the demotion before the
+/// signal is delivered.
 #[test]
 fn signals_that_end_or_stop_a_process_demote_it_first() {
     if !privileged() {
@@ -353,8 +354,9 @@ fn signals_that_end_or_stop_a_process_demote_it_first() {
     assert_eq!(outcome(&c, "sigstop_self"), "1019 0", "{out}");
     assert_eq!(outcome(&c, "sigstop_self_policy"), OTHER, "{out}");
     assert_eq!(outcome(&c, "sigstop_self_end"), "-9 0", "{out}");
-    // The partition's SIGTERM to a child (blocked there), by pid and by pidfd: demoted first.
-    for how in ["kill", "pidfd"] {
+    // The partition's SIGTERM to a child (blocked there), by pid, by pidfd and to its process
+    // group (PID 1 included, which the kernel spares): the child demoted first.
+    for how in ["kill", "pidfd", "group"] {
         assert_eq!(outcome(&c, &format!("{how}_sigterm_sent")), "0 0", "{how}:\n{out}");
         assert_eq!(outcome(&c, &format!("{how}_sigterm_child")), OTHER, "{how}:\n{out}");
         assert_eq!(outcome(&c, &format!("{how}_sigterm_end")), "-15 0", "{how}:\n{out}");

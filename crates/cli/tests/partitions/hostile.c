@@ -403,9 +403,15 @@ static void attack_signals(void) {
     report("sigstop_self_policy", sched_getscheduler(c), 0);
     kill(c, SIGKILL);
     report("sigstop_self_end", ended(c, 0), 0);
-    /* The partition signals a child (SIGTERM blocked there) by pid, then by pidfd: the child
-     * reports its policy once told the signal was sent. */
-    for (int by_pidfd = 0; by_pidfd < 2; by_pidfd++) {
+    /* The partition signals a child (SIGTERM blocked there) by pid, by pidfd, then its whole
+     * process group (itself included: the kernel drops it for PID 1): the child reports its
+     * policy once told the signal was sent. */
+    static const char *const how[3][3] = {
+        {"kill_sigterm_sent", "kill_sigterm_child", "kill_sigterm_end"},
+        {"pidfd_sigterm_sent", "pidfd_sigterm_child", "pidfd_sigterm_end"},
+        {"group_sigterm_sent", "group_sigterm_child", "group_sigterm_end"},
+    };
+    for (int mode = 0; mode < 3; mode++) {
         sigset_t set;
         if (pipe(fds) != 0) break;
         /* Blocked before the fork: the child has it blocked from its first instruction. */
@@ -418,23 +424,23 @@ static void attack_signals(void) {
             char b;
             close(fds[1]);
             if (read(fds[0], &b, 1) != 1) _exit(96);
-            report(by_pidfd ? "pidfd_sigterm_child" : "kill_sigterm_child", policy(), 0);
+            report(how[mode][1], policy(), 0);
             sigprocmask(SIG_UNBLOCK, &set, NULL);
             _exit(95);
         }
         close(fds[0]);
         long r;
-        if (by_pidfd) {
+        if (mode == 1) {
             int pfd = (int)syscall(SYS_pidfd_open, c, 0);
             r = syscall(SYS_pidfd_send_signal, pfd, SIGTERM, NULL, 0);
             close(pfd);
         } else {
-            r = kill(c, SIGTERM);
+            r = kill(mode == 2 ? 0 : c, SIGTERM);
         }
         if (write(fds[1], "x", 1) != 1) r = -2;
         close(fds[1]);
-        report(by_pidfd ? "pidfd_sigterm_sent" : "kill_sigterm_sent", r, r < 0 ? errno : 0);
-        report(by_pidfd ? "pidfd_sigterm_end" : "kill_sigterm_end", ended(c, 0), 0);
+        report(how[mode][0], r, r < 0 ? errno : 0);
+        report(how[mode][2], ended(c, 0), 0);
     }
     /* Its own PID 1: the kernel drops SIGKILL and an uncaught SIGTERM from inside the
      * namespace, and the broker leaves its priorities alone. */

@@ -8,9 +8,9 @@
 //! a signal is never refused or changed.
 //!
 //! The targets are named by ids of the partition's PID namespace; the broker reads the host's
-//! /proc, so it maps them: the processes of the caller's namespace are those whose
-//! `/proc/PID/ns/pid` is the caller's, and the last field of `NStgid` in their status is their
-//! id in it. The namespace's init (id 1, the partition program) is skipped: the kernel drops a
+//! /proc, so it maps them: the processes of the caller's namespace are those of its partition
+//! cgroup (or, without a v2 tree, of the host) whose `/proc/PID/ns/pid` is the caller's, and the
+//! last field of `NStgid` in their status is their id in it. The namespace's init (id 1, the partition program) is skipped: the kernel drops a
 //! signal from inside its namespace that it does not catch, SIGKILL and SIGSTOP included.
 //! A signal to a process group or to every process (`kill(0 or -PGID or -1, ...)`) demotes every
 //! process of the namespace but init that does not catch it (more than the group, never fewer).
@@ -25,6 +25,8 @@
 //! harmless signals stay in the kernel); `partita bench broker` times one (`signal_brokered`).
 
 use std::fs;
+use std::path::PathBuf;
+use std::sync::OnceLock;
 
 /// What a signal-sending call reaches, in ids of the caller's PID namespace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -139,15 +141,54 @@ fn last_field(pid: i32, name: &str) -> Option<i32> {
 }
 
 /// The processes of `caller`'s PID namespace (not of namespaces nested in it: none in a
-/// partition, which may not create one).
+/// partition, which may not create one). The candidates are the processes of the caller's
+/// partition cgroup ([`partition_procs`]: a handful), or every process of the host when that
+/// cannot be read (about 1 ms for the host's hundred processes here: the broker runs at a
+/// priority above every partition, so the cheap way matters); each is checked by its
+/// `/proc/PID/ns/pid`.
 fn members(caller: i32) -> Vec<Member> {
     let Ok(ns) = fs::read_link(format!("/proc/{caller}/ns/pid")) else { return Vec::new() };
-    let Ok(dir) = fs::read_dir("/proc") else { return Vec::new() };
-    dir.flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+    let candidates = partition_procs(caller).unwrap_or_else(|| {
+        fs::read_dir("/proc").map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok()).collect()).unwrap_or_default()
+    });
+    candidates
+        .into_iter()
         .filter(|p| fs::read_link(format!("/proc/{p}/ns/pid")).is_ok_and(|l| l == ns))
         .filter_map(|host| Some(Member { host, ns: last_field(host, "NStgid:")? }))
         .collect()
+}
+
+/// The processes of the partition cgroup of `caller` (`partita-RUN/PARTITION` below the cgroup
+/// v2 mount, with every directory below it: per-core cgroups), or None without a v2 tree or
+/// outside a run's cgroup. Every process of a partition's namespace is there: the namespace
+/// begins with the partition program, which the module started in that cgroup, and partitions
+/// cannot reach the cgroup file system.
+fn partition_procs(caller: i32) -> Option<Vec<i32>> {
+    static V2_ROOT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let root = V2_ROOT.get_or_init(|| super::cgroup::CgroupSystem::detect().ok().and_then(|s| s.v2_root)).as_ref()?;
+    let text = fs::read_to_string(format!("/proc/{caller}/cgroup")).ok()?;
+    let path = text.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let mut parts = path.trim_start_matches('/').split('/');
+    let (run, partition) = (parts.next()?, parts.next()?);
+    if !run.starts_with("partita-") || partition.is_empty() {
+        return None;
+    }
+    let dir = root.join(run).join(partition);
+    let mut pids = super::cgroup::read_pids(&dir.join("cgroup.procs")).ok()?;
+    // Below: per-core cgroups (threaded ones refuse `cgroup.procs`: their processes are listed
+    // by the partition's directory already).
+    let mut stack = vec![dir];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                pids.extend(super::cgroup::read_pids(&e.path().join("cgroup.procs")).unwrap_or_default());
+                stack.push(e.path());
+            }
+        }
+    }
+    pids.sort_unstable();
+    pids.dedup();
+    Some(pids)
 }
 
 fn in_namespace_but_init(caller: i32, pid: i32) -> bool {
@@ -213,6 +254,33 @@ mod tests {
         }
         assert!(!will_end_or_stop(me, libc::SIGUSR2));
         assert!(will_end_or_stop(me, libc::SIGHUP));
+    }
+
+    #[test]
+    fn the_members_come_from_the_partition_cgroup() {
+        if !partita_testkit::require_root() {
+            return;
+        }
+        let sys = super::super::cgroup::CgroupSystem::detect().unwrap();
+        if sys.v2_root.is_none() {
+            eprintln!("skipping: no cgroup v2 tree (members come from the host's /proc)");
+            return;
+        }
+        let run = super::super::cgroup::RunCgroups::create(&sys).unwrap();
+        let pc = run.partition("members", None).unwrap();
+        let mut child = std::process::Command::new("sleep").arg("100").spawn().unwrap();
+        let pid = child.id() as i32;
+        pc.add_pid(pid, false).unwrap();
+        let procs = partition_procs(pid);
+        // No PID namespace here: the host's processes share the child's, yet only the cgroup's
+        // are candidates.
+        let ms = members(pid);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(procs, Some(vec![pid]));
+        assert_eq!(ms, vec![Member { host: pid, ns: pid }]);
+        // The test process is in no run's cgroup: no partition, the host's /proc instead.
+        assert_eq!(partition_procs(std::process::id() as i32), None);
     }
 
     #[test]
