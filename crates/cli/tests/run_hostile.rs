@@ -369,6 +369,21 @@ fn signals_that_end_or_stop_a_process_demote_it_first() {
     assert_others_untouched(dir.path(), &c);
 }
 
+/// A stream of brokered signals (a caught SIGUSR1 to itself, without pause) keeps the module's
+/// broker thread busy; the other partitions, on its core and on the other, lose nothing.
+#[test]
+fn a_stream_of_brokered_signals_harms_only_the_partition() {
+    if !privileged() {
+        return;
+    }
+    let (dir, c) = attack("sigflood", None, "");
+    let out = &c.ran.stdout;
+    assert_eq!(outcome(&c, "sigflood"), "1000 0", "{out}");
+    assert!(!out.contains("sigflood_failed"), "{out}");
+    assert_eq!(hm(&c, HOSTILE), [], "{out}");
+    assert_others_untouched(dir.path(), &c);
+}
+
 /// A process the partition forked that faults (SIGSEGV, SIGILL, SIGABRT) inherits the runtime's
 /// handlers, whose last resort ends it with exit_group(128 + signal) (through the broker, which
 /// demotes it), never by the signal's default action.

@@ -13,6 +13,7 @@
  *             a caught SIGUSR1; SIGKILL and SIGTERM to its own PID 1
  *   faults    forked children that fault (SIGSEGV, SIGILL, abort): the runtime's last resort
  *   thread_fault  a thread that is not an APEX process faults (the last resort ends the program)
+ *   sigflood  sends itself a caught SIGUSR1 without pause (each goes through the module's broker)
  *   writer    (a well-behaved partner of "port") writes "intact" on the source of "state"
  *             once, then spins on GET_TIME like timecheck.c ("ran START END" lines)
  * Lines that are not attacks start with "note". */
@@ -495,6 +496,16 @@ static void attack_thread_fault(void) {
     idle();
 }
 
+/* Keeps the module's broker busy: a caught SIGUSR1 to itself, for ever (each call goes to the
+ * broker, which finds it caught). Reports how many calls it made every 1000. */
+static void attack_sigflood(void) {
+    signal(SIGUSR1, on_usr1);
+    for (long n = 1;; n++) {
+        if (kill(getpid(), SIGUSR1) != 0) report("sigflood_failed", n, errno);
+        if (n == 1000) report("sigflood", n, 0);
+    }
+}
+
 static void attack(void) {
     if (!strcmp(group, "syscalls")) attack_syscalls();
     else if (!strcmp(group, "namespaces")) attack_namespaces();
@@ -504,6 +515,7 @@ static void attack(void) {
     else if (!strcmp(group, "signals")) attack_signals();
     else if (!strcmp(group, "faults")) attack_faults();
     else if (!strcmp(group, "thread_fault")) attack_thread_fault();
+    else if (!strcmp(group, "sigflood")) attack_sigflood();
     printf("note unknown group %s\n", group);
     idle();
 }
