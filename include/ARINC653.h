@@ -22,9 +22,12 @@
  *    (-Wstringop-overread) on every literal shorter than 30 characters.
  *  - Input message addresses are declared `const void *` (the same ABI as MESSAGE_ADDR_TYPE), so
  *    that string literals and char buffers pass without casts in C and C++.
- *  - ARINC priority p (MIN_PRIORITY_VALUE..MAX_PRIORITY_VALUE) runs at Linux SCHED_FIFO priority
- *    10 + p on one core of the partition; without real-time permission the library warns once
- *    and runs under SCHED_OTHER (priorities are then not enforced).
+ *  - ARINC priorities MIN_PRIORITY_VALUE (1) .. MAX_PRIORITY_VALUE (239) (P1-5; 0 and 240 are
+ *    INVALID_PARAM): the distinct priorities a partition uses are ranked onto its band of Linux
+ *    SCHED_FIFO levels (11..73 by default), exact in order while their number fits the band,
+ *    the lowest sharing one level beyond (the partition's log says which; docs/porting.md). A
+ *    process runs on one core of the partition; without real-time permission the library warns
+ *    once and runs under SCHED_OTHER (priorities are then not enforced).
  *  - STOP and SUSPEND of another process act asynchronously through a signal
  *    (SIGRTMAX - 2, which the application must not block or use), and take effect only outside
  *    the C library, so that no C library lock is left held: a process interrupted inside libc
@@ -116,7 +119,7 @@ extern void REPLENISH(SYSTEM_TIME_TYPE BUDGET_TIME, RETURN_CODE_TYPE *RETURN_COD
 
 #define MAX_NUMBER_OF_PROCESSES SYSTEM_LIMIT_NUMBER_OF_PROCESSES
 #define MIN_PRIORITY_VALUE 1
-#define MAX_PRIORITY_VALUE 63
+#define MAX_PRIORITY_VALUE 239
 #define MAX_LOCK_LEVEL 16
 
 typedef NAME_TYPE PROCESS_NAME_TYPE;

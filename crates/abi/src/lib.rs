@@ -31,7 +31,8 @@ use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 /// `b"PARTITA1"` read as a little-endian u64.
 pub const ABI_MAGIC: u64 = u64::from_le_bytes(*b"PARTITA1");
 /// 4: a sampling slot's seq is 2 * the generation it holds (see `ports::complete_seq`).
-pub const ABI_VERSION: u32 = 4;
+/// 5: `PortEntry::config_line`, and the CONFIG_MISMATCH and PRIORITIES_SHARED trace events.
+pub const ABI_VERSION: u32 = 5;
 
 /// File descriptor of the control block memfd in a partition program.
 pub const CONTROL_FD: i32 = 3;
@@ -142,9 +143,10 @@ pub struct ControlBlock {
     pub status: PartitionStatus,
     pub schedule: ScheduleState,
     pub schedule_count: u32,
-    /// The Linux real-time priorities the partition's processes use: ARINC priority 1..=63 maps
-    /// monotonically onto `rt_base + 1 ..= rt_base + rt_levels`; the initialization process
-    /// runs at `rt_base`, a process holding the preemption lock at `rt_base + rt_levels + 1`.
+    /// The Linux real-time priorities the partition's processes use: the distinct ARINC
+    /// priorities (1..=239) in use are ranked onto `rt_base + 1 ..= rt_base + rt_levels`, the
+    /// highest at the top; the initialization process runs at `rt_base`, a process holding the
+    /// preemption lock at `rt_base + rt_levels + 1`.
     /// Partitions served by priority on a FIXED_PRIORITY core get disjoint bands, ordered by
     /// their partition priority. 0 levels: the default band (base 10, 63 levels).
     pub rt_base: u32,
@@ -343,6 +345,71 @@ pub mod event {
     pub const PROCESS_CREATE: u32 = 8;
     /// first process dispatch after a window start; a = process id, b = window start (planned).
     pub const PROCESS_DISPATCH: u32 = 9;
+    /// A port creation refused with INVALID_CONFIG because a value differs from the
+    /// configuration; a = [`super::config_mismatch::pack`], b = the value given.
+    pub const CONFIG_MISMATCH: u32 = 10;
+    /// the partition uses more distinct process priorities than its band has Linux levels: the
+    /// priorities in use from a (the lowest) to b share the band's lowest level (said once for
+    /// each new list; the partition's log names each of them).
+    pub const PRIORITIES_SHARED: u32 = 11;
+}
+
+/// What a CONFIG_MISMATCH trace event says, packed into its `a`: the configuration line of the
+/// port's element (0: none, e.g. no port of that name), the attribute, the service.
+pub mod config_mismatch {
+    pub const SAMPLING: u32 = 1;
+    pub const QUEUING: u32 = 2;
+
+    pub const NAME: u32 = 1;
+    pub const KIND: u32 = 2;
+    pub const MAX_MESSAGE_SIZE: u32 = 3;
+    pub const DIRECTION: u32 = 4;
+    pub const REFRESH_PERIOD: u32 = 5;
+    pub const MAX_NB_MESSAGES: u32 = 6;
+
+    pub fn pack(service: u32, attribute: u32, line: u32) -> i64 {
+        (i64::from(line) << 16) | (i64::from(attribute & 0xff) << 8) | i64::from(service & 0xff)
+    }
+
+    /// (service, attribute, line) of a packed `a`; None for values no runtime writes.
+    pub fn unpack(a: i64) -> Option<(u32, u32, u32)> {
+        let service = (a & 0xff) as u32;
+        let attribute = ((a >> 8) & 0xff) as u32;
+        let line = u32::try_from(a >> 16).ok()?;
+        ((SAMPLING..=QUEUING).contains(&service) && (NAME..=MAX_NB_MESSAGES).contains(&attribute)).then_some((service, attribute, line))
+    }
+
+    /// The service a packed value names.
+    pub fn service_name(service: u32) -> &'static str {
+        if service == SAMPLING { "CREATE_SAMPLING_PORT" } else { "CREATE_QUEUING_PORT" }
+    }
+
+    /// The configuration attribute (or, for NAME and KIND, what) a packed value names.
+    pub fn attribute_name(attribute: u32) -> &'static str {
+        match attribute {
+            NAME => "Name",
+            KIND => "kind (Sampling_Port or Queuing_Port)",
+            MAX_MESSAGE_SIZE => "MaxMessageSize",
+            DIRECTION => "Direction",
+            REFRESH_PERIOD => "RefreshRateSeconds",
+            _ => "MaxNbMessages",
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn packs_and_unpacks_and_refuses_garbage() {
+            assert_eq!(unpack(pack(QUEUING, MAX_NB_MESSAGES, 1234)), Some((QUEUING, MAX_NB_MESSAGES, 1234)));
+            assert_eq!(unpack(pack(SAMPLING, NAME, 0)), Some((SAMPLING, NAME, 0)));
+            assert_eq!(unpack(pack(3, NAME, 1)), None);
+            assert_eq!(unpack(pack(SAMPLING, 0, 1)), None);
+            assert_eq!(unpack(-1), None);
+            assert_eq!(unpack(i64::MAX), None);
+        }
+    }
 }
 
 #[repr(C)]

@@ -53,7 +53,9 @@ pub struct PortEntry {
     /// Queuing ports: the consumer page memfd (-1 otherwise).
     pub consumer_fd: i32,
     pub channel_id: u32,
-    pub _pad: u32,
+    /// The line of the port's element in the module's configuration (0: not known), named by
+    /// the runtime's diagnostics when a CREATE does not match the configuration.
+    pub config_line: u32,
 }
 
 impl PortEntry {
@@ -67,7 +69,7 @@ impl PortEntry {
         data_fd: -1,
         consumer_fd: -1,
         channel_id: 0,
-        _pad: 0,
+        config_line: 0,
     };
 }
 

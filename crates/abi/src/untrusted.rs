@@ -150,6 +150,21 @@ pub fn trace_event(e: TraceEvent, cores: u32, now: i64) -> Result<TraceEvent, Ga
         | event::PROCESS_CREATE => {
             process_id(S, e.a)?;
         }
+        // `b` (the value the partition gave) is only shown.
+        event::CONFIG_MISMATCH => {
+            if crate::config_mismatch::unpack(e.a).is_none() {
+                return Err(Garbage::new(S, "a", e.a as u64));
+            }
+        }
+        event::PRIORITIES_SHARED => {
+            // ARINC 653 P1-5 priorities 1..=239, the lowest first.
+            if !(1..=239).contains(&e.a) {
+                return Err(Garbage::new(S, "a", e.a as u64));
+            }
+            if !(e.a..=239).contains(&e.b) {
+                return Err(Garbage::new(S, "b", e.b as u64));
+            }
+        }
         other => return Err(Garbage::new(S, "kind", u64::from(other))),
     }
     Ok(e)
@@ -346,6 +361,15 @@ mod tests {
         assert_eq!(ring_slot("r", 5, 5, 4, 5, 8).unwrap_err().field, "head");
         assert_eq!(ring_slot("r", 5, 9, 5, 5, 8).unwrap_err().field, "tail");
         assert_eq!(ring_slot("r", 5, 5, 6, 13, 8).unwrap_err().field, "seq");
+    }
+
+    #[test]
+    fn config_mismatch_events_decode_or_name_the_field() {
+        use crate::config_mismatch::*;
+        let e = TraceEvent { t_ns: 5, kind: event::CONFIG_MISMATCH, core: 0, a: pack(SAMPLING, REFRESH_PERIOD, 12), b: -7 };
+        assert_eq!(trace_event(e, 1, 10), Ok(e), "any value given is shown");
+        assert_eq!(trace_event(TraceEvent { a: pack(SAMPLING, 9, 12), ..e }, 1, 10).unwrap_err().field, "a");
+        assert_eq!(trace_event(TraceEvent { a: -1, ..e }, 1, 10).unwrap_err().field, "a");
     }
 
     #[test]

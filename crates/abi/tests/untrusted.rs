@@ -41,17 +41,33 @@ proptest! {
     fn valid_trace_events_decode_to_themselves(
         now in 0i64..1 << 50,
         back in 0i64..1 << 40,
-        kind in 1u32..=9,
+        kind in 1u32..=11,
         core in 0u32..16,
         process in 0i64..1000,
         m in (0u32..4, 0u32..4),
+        shared in (1i64..=239, 0i64..239),
+        mismatch in (1u32..=2, 1u32..=6, any::<u32>()),
         b in any::<i64>(),
     ) {
-        let (a, b) = if kind == event::MODE_CHANGE { (i64::from(m.0), i64::from(m.1)) } else { (process, b) };
+        let (a, b) = match kind {
+            event::MODE_CHANGE => (i64::from(m.0), i64::from(m.1)),
+            event::PRIORITIES_SHARED => (shared.0, (shared.0 + shared.1).min(239)),
+            event::CONFIG_MISMATCH => (partita_abi::config_mismatch::pack(mismatch.0, mismatch.1, mismatch.2), b),
+            _ => (process, b),
+        };
         let e = TraceEvent { t_ns: now - back, kind, core, a, b };
         prop_assert_eq!(untrusted::trace_event(e, 1 << core, now), Ok(e));
         // The same event from a core the partition does not have is refused.
         prop_assert!(untrusted::trace_event(e, !(1u32 << core) & 0xffff, now).is_err());
+    }
+
+    #[test]
+    fn shared_priorities_out_of_1_to_239_or_out_of_order_are_refused(now in 1i64..1 << 50, a in 1i64..=239, over in 1i64..1000) {
+        let e = |a, b| TraceEvent { t_ns: now, kind: event::PRIORITIES_SHARED, core: 0, a, b };
+        prop_assert!(untrusted::trace_event(e(a, a), 1, now).is_ok());
+        prop_assert!(untrusted::trace_event(e(0, a), 1, now).is_err());
+        prop_assert!(untrusted::trace_event(e(a, 239 + over), 1, now).is_err());
+        prop_assert!(untrusted::trace_event(e(a, a - over), 1, now).is_err());
     }
 
     #[test]

@@ -666,6 +666,12 @@ mod tests {
     }
 
     #[test]
+    fn priority_ranges_agree() {
+        // P1-5's 1..=239 on both faces: a ported partition's priorities are accepted as given.
+        assert_eq!((a::MIN_PRIORITY_VALUE, a::MAX_PRIORITY_VALUE), (crate::MIN_PRIORITY_VALUE, crate::MAX_PRIORITY_VALUE));
+    }
+
+    #[test]
     fn mutex_state_values_agree() {
         assert_eq!(a::NO_MUTEX_OWNED, i64::from(crate::NO_MUTEX_OWNED));
         assert_eq!(a::PREEMPTION_LOCK_MUTEX, i64::from(crate::PREEMPTION_LOCK_MUTEX));

@@ -4,9 +4,11 @@
 //! `main` is the ARINC 653 initialization process. The runtime initializes on the first APEX
 //! call: it maps the control block the module passes on fd 3 (or, without `PARTITA_PARTITION` in
 //! the environment, runs *standalone* with a private one), starts its deadline monitor and
-//! window-start probe threads, and makes ARINC processes out of SCHED_FIFO threads: ARINC
-//! priority p runs at Linux priority 10 + p on one partition core, so the kernel gives exactly
-//! the ARINC semantics (priority-preemptive, FIFO among equals, one process at a time per core).
+//! window-start probe threads, and makes ARINC processes out of SCHED_FIFO threads: the distinct
+//! ARINC priorities (1..=239) the partition uses are ranked onto its band of Linux levels
+//! (11..=73 by default, `kernel::ranks`), and a process runs on one partition core, so the kernel
+//! gives exactly the ARINC semantics (priority-preemptive, FIFO among equals, one process at a
+//! time per core) while the priorities in use fit the band.
 //!
 //! The same services exist for Rust (the functions re-exported here, returning
 //! `Result<_, ErrorReturnCode>`) and for C (include/ARINC653.h, the static library

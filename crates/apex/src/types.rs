@@ -16,7 +16,7 @@ pub type PartitionId = i32;
 pub type ScheduleId = i32;
 
 pub const MIN_PRIORITY_VALUE: Priority = 1;
-pub const MAX_PRIORITY_VALUE: Priority = 63;
+pub const MAX_PRIORITY_VALUE: Priority = 239;
 pub const MAX_LOCK_LEVEL: LockLevel = 16;
 /// SYSTEM_LIMIT_NUMBER_OF_PROCESSES: processes per partition.
 pub const MAX_NUMBER_OF_PROCESSES: usize = 128;

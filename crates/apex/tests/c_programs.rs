@@ -67,6 +67,42 @@ fn priority_preemption_fifo_and_preemption_lock_order() {
     }
 }
 
+/// P1-5 priorities 1..=239 on one CPU: each of 1, 63, 64, 100, 150, 200, 239 preempts the lower
+/// ones, SET_PRIORITY to a priority new to the partition re-ranks it between the others, a mutex
+/// ceiling of 239 holds off a process at 239; 0 and 240 are INVALID_PARAM. The same order holds
+/// on the default band and on a band of exactly as many Linux levels as the program uses
+/// distinct priorities (11), which is what a FIXED_PRIORITY core gives a partition.
+#[test]
+fn priorities_1_to_239_preempt_in_order_on_any_band_that_fits() {
+    let _s = serial();
+    let bin = build("priorities");
+    for band in [None, Some("20,11")] {
+        let env: Vec<(&str, &str)> = band.map(|b| ("PARTITA_STANDALONE_RT_BAND", b)).into_iter().collect();
+        let r = run(&bin, &[], &env);
+        if !realtime_ok(&r, "priorities_1_to_239_preempt_in_order_on_any_band_that_fits") {
+            return;
+        }
+        assert_passed(&r, &format!("priorities on band {band:?}"));
+        assert!(r.stdout.contains("PASS order"), "band {band:?}:\n{}", r.stdout);
+        assert!(!r.stderr.contains("share the lowest level"), "band {band:?} fits, yet:\n{}", r.stderr);
+    }
+}
+
+/// More distinct priorities than the band has levels (9 on 8): the lowest two share the lowest
+/// level, and the partition's log and the trace say which, once.
+#[test]
+fn priorities_beyond_the_band_share_its_lowest_level_and_say_so() {
+    let _s = serial();
+    let r = run(&build("priorities"), &["overflow"], &[("PARTITA_STANDALONE_RT_BAND", "20,8"), ("PARTITA_STANDALONE_TRACE", "1")]);
+    assert_passed(&r, "priorities overflow");
+    let said: Vec<&str> = r.stderr.lines().filter(|l| l.contains("share the lowest level")).collect();
+    assert_eq!(said.len(), 1, "{}", r.stderr);
+    assert!(said[0].contains("9 distinct priorities and its band has 8 Linux levels: priorities 1, 63 share"), "{}", said[0]);
+    let traced: Vec<&str> = r.stderr.lines().filter(|l| l.contains("ev=priorities_shared")).collect();
+    assert_eq!(traced.len(), 1, "{}", r.stderr);
+    assert!(traced[0].ends_with(" a=1 b=63"), "{}", traced[0]);
+}
+
 #[test]
 fn suspend_resume_stop_really_stop_another_process() {
     let _s = serial();

@@ -20,11 +20,13 @@ use partita_module::plan::DEFAULT_RT_BAND;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-/// The Linux FIFO priority of ARINC priority `p` in a partition with the default band, as the
-/// APEX runtime maps it (`Runtime::process_rt_priority`, crates/apex/src/runtime.rs).
-pub fn partition_rt_priority(p: i32) -> i32 {
+/// The Linux FIFO priority of a process in a partition with the default band whose ARINC
+/// priority is the `rank`-th highest (from 1) of the distinct priorities the partition uses, as
+/// the APEX runtime ranks them from the top of the band (crates/apex/src/kernel/ranks.rs). A
+/// workload whose processes share one priority runs at rank 1, the top, whatever its value.
+pub fn partition_rt_priority(rank: i32) -> i32 {
     let (base, levels) = (DEFAULT_RT_BAND.0 as i32, DEFAULT_RT_BAND.1 as i32);
-    base + 1 + (p.clamp(1, 63) - 1) * levels / 63
+    base + levels + 1 - rank.clamp(1, levels)
 }
 
 /// The FIFO priority a partition program's main thread starts at (its band's base).
@@ -168,7 +170,8 @@ mod tests {
     #[test]
     fn arinc_priorities_map_as_in_the_runtime() {
         // ARINC 63 is Linux 73 (cyclictest's priority in `latency`), 10 is 20, 1 is 11.
-        assert_eq!((partition_rt_priority(63), partition_rt_priority(10), partition_rt_priority(1)), (73, 20, 11));
+        assert_eq!((partition_rt_priority(1), partition_rt_priority(2), partition_rt_priority(63)), (73, 72, 11));
+        assert_eq!(partition_rt_priority(64), 11);
         assert_eq!(PARTITION_MAIN_RT_PRIORITY, 10);
     }
 

@@ -5,8 +5,10 @@
 use crate::experiment::RunContext;
 use crate::workload::{parse_samples, xml_escape};
 use partita_trace::{Event, read_trace};
-use std::path::PathBuf;
-use std::time::Instant;
+use std::ffi::{OsStr, OsString};
+use std::io::{BufRead, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// The lock file shared with the tests that run modules (crates/cli/tests/machine/mod.rs).
 pub const MACHINE_LOCK: &str = "/tmp/partita-test-module.lock";
@@ -142,39 +144,44 @@ pub fn run_module_watching(ctx: &RunContext, spec: &ModuleSpec, frames: u64, wat
     let trace = dir.join("run.trace");
     let log_dir = dir.join("logs");
     let _machine = machine_lock()?;
-    let timeout = std::time::Duration::from_nanos((spec.major_frame_ns as u64).saturating_mul(frames)) + std::time::Duration::from_secs(60);
+    struct Collect<'w> {
+        stdout: String,
+        watch: &'w mut dyn FnMut(u32),
+    }
+    impl Watcher for Collect<'_> {
+        fn line(&mut self, line: &str) {
+            self.stdout.push_str(line);
+            self.stdout.push('\n');
+        }
+        fn tick(&mut self, pid: u32) {
+            (self.watch)(pid)
+        }
+    }
+    let mut collect = Collect { stdout: String::new(), watch };
     let spawned_monotonic_ns = monotonic_ns();
-    let started = Instant::now();
-    let mut child = std::process::Command::new(&ctx.programs.exe)
-        .arg("run")
-        .arg(&config)
-        .args(["--frames", &frames.to_string(), "--trace"])
-        .arg(&trace)
-        .arg("--logs")
-        .arg(&log_dir)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", ctx.programs.exe.display()))?;
-    // Drain both pipes in threads so a chatty module cannot block on a full pipe.
-    let out = child.stdout.take().map(|mut s| std::thread::spawn(move || read_all(&mut s)));
-    let err = child.stderr.take().map(|mut s| std::thread::spawn(move || read_all(&mut s)));
-    let status = loop {
-        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
-            break st;
-        }
-        if started.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("partita run {} did not end within {timeout:?}", config.display()));
-        }
-        watch(child.id());
-        std::thread::sleep(std::time::Duration::from_millis(20));
+    let launch = Launch {
+        exe: &ctx.programs.exe,
+        config: &config,
+        args: [
+            OsStr::new("--frames"),
+            OsStr::new(&frames.to_string()),
+            OsStr::new("--trace"),
+            trace.as_os_str(),
+            OsStr::new("--logs"),
+            log_dir.as_os_str(),
+        ]
+        .map(OsString::from)
+        .to_vec(),
+        expected: Duration::from_nanos((spec.major_frame_ns as u64).saturating_mul(frames)),
+        follow_trace: None,
+        poll: Duration::from_millis(20),
     };
-    let stdout = out.and_then(|h| h.join().ok()).unwrap_or_default();
-    let stderr = err.and_then(|h| h.join().ok()).unwrap_or_default();
-    if !status.success() {
-        return Err(format!("partita run {} failed ({status}):\n{}", config.display(), tail(&stderr, 10)));
+    let ended = run_watched(&launch, &mut collect)?;
+    if ended.overran {
+        return Err(format!("partita run {} did not end within {:?} (+{OVERRUN_GRACE:?})", config.display(), launch.expected));
+    }
+    if !ended.success {
+        return Err(format!("partita run {} failed ({}):\n{}", config.display(), ended.status, tail(&ended.stderr_tail, 10)));
     }
     let file = std::fs::File::open(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
     let events = read_trace(std::io::BufReader::new(file)).map_err(|e| format!("{}: {e}", trace.display()))?;
@@ -182,19 +189,210 @@ pub fn run_module_watching(ctx: &RunContext, spec: &ModuleSpec, frames: u64, wat
         .iter()
         .find_map(|e| if let Event::ModuleStart { epoch_monotonic_ns, .. } = e { Some(*epoch_monotonic_ns) } else { None })
         .ok_or("the trace has no module_start")?;
-    Ok(ModuleRun { events, log_dir, spawned_monotonic_ns, epoch_monotonic_ns, stdout, stderr })
+    Ok(ModuleRun { events, log_dir, spawned_monotonic_ns, epoch_monotonic_ns, stdout: collect.stdout, stderr: ended.stderr_tail })
+}
+
+/// What a watched run hands its output to.
+pub trait Watcher {
+    /// A line of `partita run`'s stdout (`[NAME] line` for a partition's output).
+    fn line(&mut self, _line: &str) {}
+    /// Trace events written since the last call (with [`Launch::follow_trace`]).
+    fn events(&mut self, _events: &[Event]) {}
+    /// Called at every poll with the pid of `partita run` (e.g. to sample its memory).
+    fn tick(&mut self, _pid: u32) {}
+    /// True: the experiment has what it needs, the run is stopped (SIGTERM, a clean stop).
+    fn done(&mut self) -> bool {
+        false
+    }
+}
+
+/// One `partita run CONFIG ARGS...` to watch (the caller holds the machine lock).
+pub struct Launch<'a> {
+    pub exe: &'a Path,
+    pub config: &'a Path,
+    /// `--duration` or `--frames`, and any other option of `partita run`.
+    pub args: Vec<OsString>,
+    /// How long the run should take; past this and [`OVERRUN_GRACE`] it is stopped (SIGTERM,
+    /// then SIGKILL one more grace later).
+    pub expected: Duration,
+    /// The trace the run writes, handed to the watcher as it grows.
+    pub follow_trace: Option<&'a Path>,
+    /// How often output, trace and [`Watcher::tick`] are polled.
+    pub poll: Duration,
+}
+
+impl<'a> Launch<'a> {
+    /// `--duration SECSs --trace TRACE EXTRA...`, the trace followed, polled every 200 ms.
+    pub fn for_duration(exe: &'a Path, config: &'a Path, secs: u64, trace: &'a Path, extra: &[String]) -> Launch<'a> {
+        let mut args: Vec<OsString> = vec!["--duration".into(), format!("{secs}s").into(), "--trace".into(), trace.into()];
+        args.extend(extra.iter().map(OsString::from));
+        Launch { exe, config, args, expected: Duration::from_secs(secs), follow_trace: Some(trace), poll: Duration::from_millis(200) }
+    }
+}
+
+/// How long a run may overrun its expected length before it is stopped.
+pub const OVERRUN_GRACE: Duration = Duration::from_secs(60);
+
+/// How a watched run ended.
+pub struct Ended {
+    pub status: std::process::ExitStatus,
+    pub success: bool,
+    /// The watcher had what it needed and the run was stopped early (SIGTERM).
+    pub stopped_early: bool,
+    /// It did not end in its expected time and was signalled.
+    pub overran: bool,
+    pub seconds: f64,
+    /// The last lines of its stderr.
+    pub stderr_tail: String,
+}
+
+/// Lines of stderr an [`Ended`] keeps (a long run's warnings are not held in memory).
+const STDERR_LINES: usize = 200;
+
+/// Runs `launch`, handing `w` the run's stdout lines and its trace as they come (so a run of
+/// millions of messages is never held in memory), and stops it when `w` is done or when it
+/// overruns. The one way the bench runs a module.
+pub fn run_watched(launch: &Launch, w: &mut dyn Watcher) -> Result<Ended, String> {
+    let mut child = ModuleChild(
+        std::process::Command::new(launch.exe)
+            .arg("run")
+            .arg(launch.config)
+            .args(&launch.args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", launch.exe.display()))?,
+    );
+    let c = &mut child.0;
+    let pid = c.id();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let out = c.stdout.take().map(|s| {
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(s).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        })
+    });
+    let err = c.stderr.take().map(|s| {
+        std::thread::spawn(move || {
+            let mut lines: std::collections::VecDeque<String> = std::collections::VecDeque::new();
+            for line in std::io::BufReader::new(s).lines().map_while(Result::ok) {
+                if lines.len() == STDERR_LINES {
+                    lines.pop_front();
+                }
+                lines.push_back(line);
+            }
+            Vec::from(lines).join("\n")
+        })
+    });
+    let mut trace = launch.follow_trace.map(|t| TraceTail::new(t.to_path_buf()));
+    let started = Instant::now();
+    let (mut signalled, mut stopped_early) = (0, false);
+    let status = loop {
+        std::thread::sleep(launch.poll);
+        for line in rx.try_iter() {
+            w.line(&line);
+        }
+        if let Some(t) = &mut trace {
+            w.events(&t.read_new());
+        }
+        if let Some(st) = c.try_wait().map_err(|e| e.to_string())? {
+            break st;
+        }
+        w.tick(pid);
+        if !stopped_early && w.done() {
+            // SAFETY: kill(2) of our own child's pid, which is not reaped yet.
+            unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+            stopped_early = true;
+        }
+        // A module that does not end is stopped, SIGTERM first (its own kill path demotes
+        // real-time partitions before killing them).
+        let over = started.elapsed().saturating_sub(launch.expected);
+        if (over > OVERRUN_GRACE && signalled == 0) || (over > 2 * OVERRUN_GRACE && signalled == 1) {
+            let sig = if signalled == 0 { libc::SIGTERM } else { libc::SIGKILL };
+            // SAFETY: as above.
+            unsafe { libc::kill(pid as i32, sig) };
+            signalled += 1;
+        }
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    if let Some(h) = out {
+        let _ = h.join();
+    }
+    for line in rx.try_iter() {
+        w.line(&line);
+    }
+    if let Some(t) = &mut trace {
+        w.events(&t.read_new());
+    }
+    let stderr_tail = err.and_then(|h| h.join().ok()).unwrap_or_default();
+    Ok(Ended { status, success: status.success(), stopped_early, overran: signalled > 0, seconds, stderr_tail })
+}
+
+/// Reads a JSON Lines trace as `partita run` writes it: only whole lines, from where it left off.
+pub struct TraceTail {
+    path: PathBuf,
+    offset: u64,
+    partial: Vec<u8>,
+    /// Lines that are no event this bench knows (counted, not fatal: the trace may grow kinds).
+    pub unparsed: u64,
+}
+
+impl TraceTail {
+    pub fn new(path: PathBuf) -> TraceTail {
+        TraceTail { path, offset: 0, partial: Vec::new(), unparsed: 0 }
+    }
+
+    /// The events written since the last call (none while the file does not exist yet).
+    pub fn read_new(&mut self) -> Vec<Event> {
+        let Ok(mut f) = std::fs::File::open(&self.path) else { return Vec::new() };
+        if f.seek(SeekFrom::Start(self.offset)).is_err() {
+            return Vec::new();
+        }
+        let mut bytes = Vec::new();
+        let Ok(n) = f.read_to_end(&mut bytes) else { return Vec::new() };
+        self.offset += n as u64;
+        self.partial.extend_from_slice(&bytes);
+        let Some(end) = self.partial.iter().rposition(|&b| b == b'\n') else { return Vec::new() };
+        let whole: Vec<u8> = self.partial.drain(..=end).collect();
+        let mut events = Vec::new();
+        for line in whole.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            match serde_json::from_slice::<Event>(line) {
+                Ok(e) => events.push(e),
+                Err(_) => self.unparsed += 1,
+            }
+        }
+        events
+    }
+}
+
+/// `partita run` as the bench's child, stopped when the bench leaves it early (an error, a
+/// panic, a run past its time): SIGTERM, whose path demotes real-time partitions before killing
+/// them, then SIGKILL after 30 s.
+pub struct ModuleChild(pub std::process::Child);
+
+impl Drop for ModuleChild {
+    fn drop(&mut self) {
+        if !matches!(self.0.try_wait(), Ok(None)) {
+            return;
+        }
+        // SAFETY: kill(2) of our own child, not reaped yet (try_wait saw it running).
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while matches!(self.0.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// The last `n` lines of `text` (error messages quote a module's stderr).
 pub fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
-}
-
-fn read_all(r: &mut impl std::io::Read) -> String {
-    let mut v = Vec::new();
-    let _ = r.read_to_end(&mut v);
-    String::from_utf8_lossy(&v).into_owned()
 }
 
 #[cfg(test)]
@@ -226,12 +424,7 @@ mod tests {
                 },
             ],
         };
-        let dir = tempfile::tempdir().unwrap();
-        let exe = dir.path().join("partita");
-        std::fs::write(&exe, "").unwrap();
-        let xml = spec.xml(&Programs::with_exe(&exe));
-        let checked = partita_config::check_text(&xml, dir.path());
-        assert!(checked.is_valid(), "{xml}\n{:?}", checked.diagnostics);
+        Programs::checked_module_xml(|p| spec.xml(p));
         assert_eq!(seconds(1_500_000), "0.001500000");
     }
 }

@@ -51,6 +51,19 @@ impl Programs {
         Programs { exe: exe.to_path_buf(), prefix: vec!["bench-partition".into()], workload_cmd: None }
     }
 
+    /// The module configuration `make` writes for programs at a stand-in executable, checked
+    /// as `partita check` would (tests of the experiments' modules; panics with the diagnostics).
+    #[cfg(test)]
+    pub fn checked_module_xml(make: impl FnOnce(&Programs) -> String) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        let exe = dir.path().join("partita");
+        std::fs::write(&exe, "").unwrap();
+        let xml = make(&Programs::with_exe(&exe));
+        let checked = partita_config::check_text(&xml, dir.path());
+        assert!(checked.is_valid(), "{xml}\n{:?}", checked.diagnostics);
+        xml
+    }
+
     /// All arguments after the program for workload `name`.
     pub fn args(&self, name: &str, args: &[&str]) -> Vec<String> {
         self.prefix.iter().cloned().chain(std::iter::once(name.to_string())).chain(args.iter().map(|s| s.to_string())).collect()

@@ -49,11 +49,12 @@ fn quick(exp: &str, backend: &str, db: &Path) -> Vec<Value> {
     let out = partita()
         .args(["bench", exp, "--quick", "--json", "--backend", backend, "--db"])
         .arg(db)
-        .timeout(std::time::Duration::from_secs(300))
+        // The bench waits for the machine lock (another test's module) before it starts.
+        .timeout(std::time::Duration::from_secs(600))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "partita bench {exp} --quick failed or did not end within 600 s:\n{stderr}");
     let lines: Vec<Value> =
         String::from_utf8_lossy(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect();
     assert!(!lines.is_empty(), "no JSON lines\n{stderr}");

@@ -144,6 +144,56 @@ fn a_fixed_priority_core_serves_the_most_urgent_partition_first() {
     assert!(low_runs as u32 >= frames / 2, "Low ran in only {low_runs} intervals");
 }
 
+/// Six partitions served by priority on one FIXED_PRIORITY core get 11 Linux levels each; each
+/// runs the priority-order program with 11 distinct priorities out of 1..=239 created (ranked
+/// in the initialization), where processes at 1, 63, 64, 100, 150, 200 and 239 must preempt
+/// each other in order on that band. Only that chain ("chain"): a priority change at run time
+/// (SET_PRIORITY, a mutex ceiling) goes through the module's scheduling broker, and a lower
+/// process of the partition may run while the caller waits for it (see the report of this
+/// change); the standalone tests (c_programs.rs) check those on an 11-level band.
+#[test]
+fn priorities_1_to_239_keep_their_order_on_a_fixed_priority_cores_narrow_band() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build("priorities", dir.path());
+    let cyclic = build("timecheck", dir.path());
+    let served: Vec<u32> = (2..=7).collect();
+    let mut xml = String::from("<ARINC_653_Module ModuleName=\"Priorities\" xmlns:pt=\"urn:partita:1\">\n  <pt:Cores Cpus=\"0-1\">\n");
+    xml.push_str("    <pt:Core Id=\"1\" Policy=\"FIXED_PRIORITY\">\n");
+    for &p in &served {
+        xml.push_str(&format!("      <pt:Partition_Priority PartitionIdentifier=\"{p}\" Priority=\"{p}\"/>\n"));
+    }
+    xml.push_str("    </pt:Core>\n  </pt:Cores>\n");
+    xml.push_str(&format!("  <Partition PartitionIdentifier=\"1\" PartitionName=\"Cyclic\" pt:Executable=\"{}\"/>\n", cyclic.display()));
+    for &p in &served {
+        xml.push_str(&format!(
+            "  <Partition PartitionIdentifier=\"{p}\" PartitionName=\"P{p}\" pt:Executable=\"{}\" pt:Arguments=\"chain\"/>\n",
+            exe.display()
+        ));
+    }
+    xml.push_str("  <Module_Schedule ScheduleIdentifier=\"1\" ScheduleName=\"s\" MajorFrameSeconds=\"0.02\">\n");
+    xml.push_str("    <Partition_Schedule PartitionIdentifier=\"1\" PeriodSeconds=\"0.02\" PeriodDurationSeconds=\"0.01\">\n");
+    xml.push_str("      <Window_Schedule WindowIdentifier=\"1\" WindowStartSeconds=\"0\" WindowDurationSeconds=\"0.01\"/>\n    </Partition_Schedule>\n");
+    for &p in &served {
+        xml.push_str(&format!(
+            "    <Partition_Schedule PartitionIdentifier=\"{p}\" PeriodSeconds=\"0.02\" PeriodDurationSeconds=\"0\"/>\n"
+        ));
+    }
+    xml.push_str("  </Module_Schedule>\n</ARINC_653_Module>\n");
+    let config = dir.path().join("module.xml");
+    std::fs::write(&config, xml).unwrap();
+    let (stdout, _) = run(&config, 50);
+    // The partitions' own checks (the run summary's trace check is not this test's subject).
+    assert!(!stdout.lines().any(|l| l.starts_with("[P") && l.contains("] FAIL")), "{stdout}");
+    for p in served {
+        assert!(stdout.contains(&format!("[P{p}] PASS order")), "P{p} did not pass the order check:\n{stdout}");
+        let log = std::fs::read_to_string(dir.path().join(format!("logs/P{p}.log"))).unwrap_or_default();
+        assert!(!log.contains("share the lowest level"), "P{p}'s 11 priorities fit its 11 levels:\n{log}");
+    }
+}
+
 #[test]
 fn only_a_partition_with_set_module_schedule_may_change_the_schedule() {
     if !privileged() {

@@ -6,6 +6,7 @@
 
 mod machine;
 mod partitions;
+use partita_trace::Event;
 use partitions::{build, privileged, run};
 
 const ERRORS_XML: &str = r#"<ARINC_653_Module ModuleName="PortErrors" xmlns:pt="urn:partita:1">
@@ -125,12 +126,33 @@ fn port_services_give_the_standard_return_codes() {
     let log = format!("{stdout}{}", ran.stderr);
     for why in [
         r#"CREATE_SAMPLING_PORT "nope": INVALID_CONFIG: the configuration declares no port of that name"#,
-        r#"CREATE_SAMPLING_PORT "s_out": INVALID_CONFIG: MaxMessageSize 32 given, but <Sampling_Port> Name="s_out" of the configuration has 64"#,
+        r#"CREATE_SAMPLING_PORT "s_out": INVALID_CONFIG: MaxMessageSize 32 given, but <Sampling_Port> Name="s_out" (line 3) of the configuration has 64"#,
         r#"CREATE_SAMPLING_PORT "s_out": INVALID_CONFIG: Direction (0 SOURCE, 1 DESTINATION) 1 given"#,
-        r#"CREATE_SAMPLING_PORT "s_in": INVALID_CONFIG: RefreshRateSeconds 60000000 ns given, but <Sampling_Port> Name="s_in" of the configuration has 50000000 ns"#,
-        r#"CREATE_QUEUING_PORT "s_out": INVALID_CONFIG: the configuration declares it as a <Sampling_Port>"#,
+        r#"CREATE_SAMPLING_PORT "s_in": INVALID_CONFIG: RefreshRateSeconds 60000000 ns given, but <Sampling_Port> Name="s_in" (line 4) of the configuration has 50000000 ns"#,
+        r#"CREATE_QUEUING_PORT "s_out": INVALID_CONFIG: the configuration declares it as a <Sampling_Port> (line 3)"#,
     ] {
         assert!(log.contains(why), "missing from the partition's log: {why}\n{log}");
+    }
+    // ... and the trace says it too, with the configuration line of the element.
+    let mismatches: Vec<(String, String, i64, u32)> = ran
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ConfigMismatch { partition: 1, service, attribute, given, line, .. } => {
+                Some((service.clone(), attribute.clone(), *given, *line))
+            }
+            _ => None,
+        })
+        .collect();
+    for want in [
+        ("CREATE_SAMPLING_PORT", "Name", 0, 0),
+        ("CREATE_SAMPLING_PORT", "MaxMessageSize", 32, 3),
+        ("CREATE_SAMPLING_PORT", "Direction", 1, 3),
+        ("CREATE_SAMPLING_PORT", "RefreshRateSeconds", 60_000_000, 4),
+        ("CREATE_QUEUING_PORT", "kind (Sampling_Port or Queuing_Port)", 0, 3),
+    ] {
+        let want = (want.0.to_string(), want.1.to_string(), want.2, want.3);
+        assert!(mismatches.contains(&want), "no config_mismatch {want:?} in the trace: {mismatches:?}");
     }
 }
 

@@ -13,7 +13,10 @@
 //! `cargo run --release -p partita-module --example switch_mechanisms -- [--switches 4000]
 //!  [--window-us 1000] [--early-us 20] [--only NAME,NAME] [--no-monitor] [--child-policy fifo|other]`
 
-use partita_module::backend::{self, CgroupSystem, FreezeWait, PartitionCgroup, RunCgroups, SignalGate, SpawnSpec, Spawned, Stopped, rt};
+use partita_module::backend::process::{
+    self as backend, CgroupSystem, FreezeWait, PartitionCgroup, RunCgroups, SignalGate, SpawnSpec, Spawned, Stopped,
+};
+use partita_module::backend::rt;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};

@@ -21,7 +21,7 @@
 //! mutex holder from running on it. Arming and disarming cost two `timerfd_settime` calls per
 //! stop (about 1 us each here); the guard thread never wakes unless a write is late.
 
-use crate::gate::PartitionGate;
+use crate::backend::interface::PartitionGate;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};

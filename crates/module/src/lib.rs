@@ -4,7 +4,7 @@
 
 pub mod backend;
 pub mod control;
-pub mod gate;
+pub mod event_sink;
 pub mod guard;
 pub mod hm;
 pub mod lifecycle;
@@ -12,10 +12,8 @@ pub mod output;
 pub mod partition_events;
 pub mod plan;
 pub mod ports;
-pub mod process_gate;
 pub mod run;
 pub mod run_state;
 pub mod scheduler;
-pub mod signal_gate;
 pub mod signal_guard;
 pub mod timeline;

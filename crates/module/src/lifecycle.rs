@@ -1,81 +1,40 @@
 //! The lifecycle thread: everything that happens between window boundaries. It waits (epoll)
-//! on the partitions' output pipes, doorbells (requests: restart, idle, schedule change),
-//! exec-status pipes and pidfds (a partition program ending), and every few milliseconds
-//! drains the scheduler and partition events into the trace. It also carries out the health
-//! monitor's actions (`hm` decides them) on errors the partitions report, programs that end,
-//! and errors injected with `partita run --inject`.
+//! on the partitions' output pipes, doorbells (requests: restart, idle, schedule change) and
+//! the descriptors their backend gives for a start decided and a program ended
+//! (`backend::interface::Started`: exec-status pipes and pidfds in the process backend); it
+//! starts, kills and reaps them only through `backend::interface::Partition`. Every few
+//! milliseconds it drains the scheduler and partition events into the trace. It also carries
+//! out the health monitor's actions (`hm` decides them) on errors the partitions report,
+//! programs that end, and errors injected with `partita run --inject`.
 
-use crate::backend::sched_broker::SchedBroker;
-use crate::backend::spawn::ExitStatus;
+use crate::backend::interface::{Partition, StartCheck, StartContext};
 use crate::backend::sys::{self, cvt};
-use crate::backend::{ExecState, PartitionCgroup, PartitionProcess, SpawnSpec, Spawner, spawn};
-use crate::hm::{Action, HmTables, code_name, code_of_exit, level_name};
+use crate::event_sink::EventSink;
+use crate::hm::{Action, HmTables, code_name, level_name};
 use crate::output::PartitionOutput;
 use crate::partition_events::{mode_name, start_condition_name};
-use crate::process_gate::CoreGates;
 use crate::run_state::{RunState, partition_state};
-use crate::signal_gate::SignalGroupGate;
 use partita_abi::untrusted::{self, Request};
 use partita_abi::{HmReport, mode, start_condition, system_state};
 use partita_trace::Event;
-use partita_trace::stream::SummaryBuilder;
-use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 mod shm;
 
-/// Where events go: the trace file (if any), written as the events are drained, and the run
-/// summary, built event by event in bounded memory (`partita_trace::stream`): the module keeps
-/// no event, so its memory does not grow with the length of the run (docs/trace.md).
-pub struct EventSink {
-    pub file: Option<io::BufWriter<File>>,
-    pub summary: SummaryBuilder,
-}
-
-impl EventSink {
-    pub fn push(&mut self, e: Event) {
-        if let Some(f) = &mut self.file
-            && let Err(err) = e.write_line(f)
-        {
-            eprintln!("partita: cannot write the trace: {err}; it stops here");
-            self.file = None;
-        }
-        self.summary.push(&e);
-    }
-}
-
-/// What the lifecycle thread needs to (re)start one partition.
+/// What the lifecycle thread needs to (re)start one partition: its backend's handle, and the
+/// module's side (doorbell, output log).
 pub struct Launch {
     pub name: String,
     pub id: u32,
-    pub program: PathBuf,
-    pub args: Vec<OsString>,
-    pub workdir: PathBuf,
-    pub cpus: Vec<usize>,
-    /// The thread its programs are cloned from (backend/spawner.rs); dropped before the cgroup.
-    pub spawner: Option<Spawner>,
-    pub cgroup: Option<Arc<PartitionCgroup>>,
-    /// Gated per core: the per-core cgroups its threads are placed in.
-    pub per_core: Option<Arc<CoreGates>>,
-    /// Gated by signals: the gate, told each program's process group.
-    pub signals: Option<Arc<SignalGroupGate>>,
-    pub namespaces: bool,
-    /// Real-time priority the program starts at (the base of its band).
-    pub rt_priority: Option<i32>,
+    /// The backend's handle: starts, kills and reaps the partition's program.
+    pub partition: Box<dyn Partition>,
     pub doorbell: OwnedFd,
     pub log: Option<PathBuf>,
-    /// Identity, file view and limits of the program (None: the module's own).
-    pub confine: Option<crate::backend::Confinement>,
-    /// Performs the program's scheduling calls (None: they fail with ENOSYS).
-    pub broker: Option<Arc<SchedBroker>>,
-    /// `SpawnSpec::death_signal`: SIGSTOP with a guardian process, SIGKILL without.
-    pub death_signal: i32,
 }
 
 /// An error to raise as if detected (`partita run --inject PARTITION:CODE@TIME`).
@@ -93,7 +52,6 @@ const TO_HANDLER: u32 = 1;
 const INJECTED: u32 = 2;
 
 struct Live {
-    process: Option<PartitionProcess>,
     stdout: Option<File>,
     stderr: Option<File>,
     out: PartitionOutput,
@@ -101,6 +59,10 @@ struct Live {
     /// The module killed it on purpose (restart, idle, shutdown): its exit is not a fault.
     expected_exit: bool,
     exec_checked: bool,
+    /// The running program's descriptors (`Started::ended`, `Started::start_status`), to stop
+    /// watching them before the backend closes them.
+    ended_fd: RawFd,
+    start_fd: RawFd,
 }
 
 const STDOUT: u64 = 0;
@@ -171,13 +133,14 @@ impl<'a> Lifecycle<'a> {
             .iter()
             .map(|l| {
                 Ok(Live {
-                    process: None,
                     stdout: None,
                     stderr: None,
                     out: PartitionOutput::new(&l.name, l.log.as_deref())?,
                     err: PartitionOutput::new(&l.name, l.log.as_deref())?,
                     expected_exit: false,
                     exec_checked: false,
+                    ended_fd: -1,
+                    start_fd: -1,
                 })
             })
             .collect::<io::Result<Vec<_>>>()?;
@@ -207,50 +170,28 @@ impl<'a> Lifecycle<'a> {
         self.sink.push(e);
     }
 
-    /// Starts partition `i`'s program, stopped (signal gate) or in its frozen cgroup: it runs
-    /// from its next window.
+    /// Starts partition `i`'s program, held by its gate: it runs from its next window.
     pub fn start(&mut self, i: usize) -> Result<(), String> {
-        let l = &self.launches[i];
-        let control = self.state.partitions[i].control.fd();
-        let mut spec = SpawnSpec::new(&l.name, l.id, l.program.clone(), l.workdir.clone(), control, l.doorbell.as_fd());
-        spec.args = l.args.clone();
-        spec.extra_fds = self.state.partitions[i].control.port_fds();
-        spec.cpus = l.cpus.clone();
-        spec.cgroup = l.cgroup.as_deref();
-        spec.spawner = l.spawner.as_ref();
-        spec.namespaces = l.namespaces;
-        spec.rt_priority = l.rt_priority;
-        spec.cancel = Some(self.wake.as_fd());
-        spec.confine = l.confine.as_ref();
-        spec.death_signal = l.death_signal;
-        spec.start_stopped = l.signals.is_some();
-        if let Some(gates) = &l.per_core {
-            spec.inherited = Some((partita_abi::ENV_THREAD_PLACEMENT, gates.placement_fds()));
-            spec.main_core = gates.first();
-        }
-        spec.broker = l.broker.as_deref();
-        let spawned = spawn(&spec).map_err(|e| e.to_string())?;
-        for w in &spawned.warnings {
-            eprintln!("partita: partition {}: {w}", l.name);
-        }
-        // Its group (its pid: it called setsid) is stopped and released with it from now on.
-        if let Some(signals) = &l.signals {
-            signals.set_group(spawned.process.pid());
-        }
-        let pidfd = spawned.process.pidfd().as_raw_fd();
-        let exec_fd = spawned.process.exec_status_fd().as_raw_fd();
-        set_nonblocking(spawned.stdout.as_raw_fd());
-        set_nonblocking(spawned.stderr.as_raw_fd());
-        self.watch(spawned.stdout.as_raw_fd(), i as u64 * KINDS + STDOUT).map_err(|e| e.to_string())?;
-        self.watch(spawned.stderr.as_raw_fd(), i as u64 * KINDS + STDERR).map_err(|e| e.to_string())?;
-        self.watch(pidfd, i as u64 * KINDS + PIDFD).map_err(|e| e.to_string())?;
-        self.watch(exec_fd, i as u64 * KINDS + EXEC).map_err(|e| e.to_string())?;
+        let Launch { partition, doorbell, .. } = &mut self.launches[i];
+        let ctx = StartContext { control: &self.state.partitions[i].control, doorbell: doorbell.as_fd(), cancel: self.wake.as_fd() };
+        let started = partition.start(ctx)?;
+        let (stdout, stderr) = (started.stdout.as_raw_fd(), started.stderr.as_raw_fd());
+        set_nonblocking(stdout);
+        set_nonblocking(stderr);
+        // Recorded before they are watched: a later kill or restart unwatches these, even if a
+        // watch below fails (the program then stays held until its partition is restarted or
+        // the run ends).
         let live = &mut self.live[i];
-        live.process = Some(spawned.process);
-        live.stdout = Some(spawned.stdout);
-        live.stderr = Some(spawned.stderr);
+        live.stdout = Some(started.stdout);
+        live.stderr = Some(started.stderr);
+        live.ended_fd = started.ended;
+        live.start_fd = started.start_status;
         live.expected_exit = false;
         live.exec_checked = false;
+        self.watch(stdout, i as u64 * KINDS + STDOUT).map_err(|e| e.to_string())?;
+        self.watch(stderr, i as u64 * KINDS + STDERR).map_err(|e| e.to_string())?;
+        self.watch(started.ended, i as u64 * KINDS + PIDFD).map_err(|e| e.to_string())?;
+        self.watch(started.start_status, i as u64 * KINDS + EXEC).map_err(|e| e.to_string())?;
         self.state.partitions[i].state.store(partition_state::ACTIVE, Ordering::Release);
         Ok(())
     }
@@ -323,39 +264,32 @@ impl<'a> Lifecycle<'a> {
     }
 
     fn check_exec(&mut self, i: usize) {
-        if self.live[i].exec_checked {
+        if self.live[i].exec_checked || !self.launches[i].partition.is_running() {
             return;
         }
-        let Some(p) = self.live[i].process.as_mut() else { return };
-        let exec_fd = p.exec_status_fd().as_raw_fd();
-        let state = p.exec_state(Duration::ZERO);
-        match state {
-            Ok(ExecState::Started) => {
+        match self.launches[i].partition.check_start() {
+            StartCheck::Started => {
                 self.live[i].exec_checked = true;
-                self.unwatch(exec_fd);
+                self.unwatch(self.live[i].start_fd);
             }
-            Ok(ExecState::Failed(errno)) => {
+            StartCheck::Failed(reason) => {
+                // The backend has killed it; its end is reaped as expected.
                 self.live[i].exec_checked = true;
-                self.unwatch(exec_fd);
+                self.unwatch(self.live[i].start_fd);
                 self.live[i].expected_exit = true;
-                if let Some(p) = &self.live[i].process {
-                    let _ = p.kill();
-                }
-                let reason = format!("cannot execute {}: {}", self.launches[i].program.display(), io::Error::from_raw_os_error(errno));
                 self.fail(i, reason);
             }
-            _ => {}
+            StartCheck::Pending => {}
         }
     }
 
     /// A partition program ended.
     fn reap(&mut self, i: usize) {
-        let Some(mut p) = self.live[i].process.take() else { return };
-        if let Some(s) = &self.launches[i].signals {
-            s.set_group(0);
+        if !self.launches[i].partition.is_running() {
+            return;
         }
-        self.unwatch(p.pidfd().as_raw_fd());
-        let status = p.wait();
+        self.unwatch(self.live[i].ended_fd);
+        let Some(ended) = self.launches[i].partition.reap() else { return };
         // Output written just before the end is still shown.
         self.read_output(i, STDOUT);
         self.read_output(i, STDERR);
@@ -365,21 +299,16 @@ impl<'a> Lifecycle<'a> {
         }
         // Errors it reported before it ended come first.
         self.drain_hm(i);
-        if self.live[i].process.is_some() {
+        if self.launches[i].partition.is_running() {
             return; // the health monitor already restarted it
         }
-        let (reason, signal) = match &status {
-            Ok(s @ ExitStatus::Signaled(sig)) => (s.to_string(), Some(*sig)),
-            // The runtime's last resort: exit_group(128 + the fault signal) (hm::fault_of_exit_status).
-            Ok(s @ ExitStatus::Exited(code)) => (s.to_string(), crate::hm::fault_of_exit_status(*code)),
-            Err(e) => (format!("unknown ({e})"), None),
-        };
+        let reason = ended.reason;
         let _ = writeln!(self.console, "partita: partition {name} ended ({reason}); the health monitor decides what follows");
         self.state.partitions[i].state.store(partition_state::DEAD, Ordering::Release);
         let t = self.state.rel(crate::backend::rt::now_ns());
         self.emit(Event::PartitionExit { t, partition: self.launches[i].id, reason: reason.clone() });
         let state = self.system_state(i);
-        self.module_error(i, 0, state, code_of_exit(signal), true, &format!("program {reason}"));
+        self.module_error(i, 0, state, ended.code, true, &format!("program {reason}"));
     }
 
     /// How long the thread may wait: until the next injection, at most [`DRAIN_MS`]; 1 ms
@@ -410,7 +339,7 @@ impl<'a> Lifecycle<'a> {
             let Some(j) = self.injections.pop() else { break };
             let (i, code) = (j.partition, j.code);
             let state = self.system_state(i);
-            let running = self.live[i].process.is_some();
+            let running = self.launches[i].partition.is_running();
             if running && state == system_state::PARTITION_EXECUTION && self.hm.is_process_level(state, code) {
                 // Its runtime takes it at its next window start: the error handler, if any.
                 let block = self.state.partitions[i].control.block();
@@ -615,14 +544,15 @@ impl<'a> Lifecycle<'a> {
 
     /// Kills partition `i`'s program and waits until it is gone; its output is drained.
     fn kill(&mut self, i: usize) {
-        if let Some(s) = &self.launches[i].signals {
-            s.set_group(0);
+        let running = self.launches[i].partition.is_running();
+        if running {
+            self.live[i].expected_exit = true;
+            self.unwatch(self.live[i].ended_fd);
         }
-        let Some(mut p) = self.live[i].process.take() else { return };
-        self.live[i].expected_exit = true;
-        self.unwatch(p.pidfd().as_raw_fd());
-        let _ = p.kill();
-        let _ = p.wait();
+        self.launches[i].partition.kill();
+        if !running {
+            return;
+        }
         self.read_output(i, STDOUT);
         self.read_output(i, STDERR);
         // Events the program pushed before it died.
@@ -652,14 +582,10 @@ impl<'a> Lifecycle<'a> {
         // that CPU (not yet killed, its window open at the end) would keep it from it until
         // kill_all's timeout.
         for l in &self.launches {
-            if let Some(cg) = &l.cgroup {
-                cg.kill_now();
-            }
+            l.partition.kill_now();
         }
         for i in 0..self.live.len() {
-            if let Some(cg) = &self.launches[i].cgroup {
-                let _ = cg.kill_all(Duration::from_secs(2));
-            }
+            self.launches[i].partition.kill_all(Duration::from_secs(2));
             self.kill(i);
         }
         self.drain();

@@ -1,6 +1,6 @@
 //! Partition-side events (the control block's trace ring) as trace events.
 
-use partita_abi::{TraceEvent, event, mode};
+use partita_abi::{TraceEvent, config_mismatch, event, mode};
 use partita_trace::Event;
 
 pub fn mode_name(m: u32) -> &'static str {
@@ -43,6 +43,19 @@ pub fn to_trace(partition: u32, e: &TraceEvent) -> Option<Event> {
         event::PROCESS_RELEASE => Event::ProcessRelease { t, core, partition, process, deadline: e.b },
         event::DEADLINE_MISSED => Event::DeadlineMissed { t, core, partition, process, deadline: e.b },
         event::PROCESS_DISPATCH => Event::ProcessDispatch { t, core, partition, process, planned: e.b },
+        event::CONFIG_MISMATCH => {
+            let (service, attribute, line) = config_mismatch::unpack(e.a)?;
+            Event::ConfigMismatch {
+                t,
+                core,
+                partition,
+                service: config_mismatch::service_name(service).into(),
+                attribute: config_mismatch::attribute_name(attribute).into(),
+                given: e.b,
+                line,
+            }
+        }
+        event::PRIORITIES_SHARED => Event::PrioritiesShared { t, core, partition, lowest: e.a, highest: e.b },
         _ => return None,
     })
 }
@@ -58,6 +71,21 @@ mod tests {
         let e = TraceEvent { t_ns: 7, kind: event::DEADLINE_MISSED, core: 1, a: 4, b: 6 };
         assert_eq!(to_trace(2, &e), Some(Event::DeadlineMissed { t: 7, core: 1, partition: 2, process: 4, deadline: 6 }));
         assert_eq!(to_trace(2, &TraceEvent { kind: 999, ..e }), None);
+        let e = TraceEvent { t_ns: 9, kind: event::PRIORITIES_SHARED, core: 0, a: 1, b: 63 };
+        assert_eq!(to_trace(2, &e), Some(Event::PrioritiesShared { t: 9, core: 0, partition: 2, lowest: 1, highest: 63 }));
         assert_eq!(to_trace(2, &TraceEvent { kind: event::MODE_CHANGE, a: -1, ..e }), None);
+        let a = config_mismatch::pack(config_mismatch::QUEUING, config_mismatch::MAX_NB_MESSAGES, 17);
+        let e = TraceEvent { t_ns: 9, kind: event::CONFIG_MISMATCH, core: 0, a, b: 8 };
+        let want = Event::ConfigMismatch {
+            t: 9,
+            core: 0,
+            partition: 2,
+            service: "CREATE_QUEUING_PORT".into(),
+            attribute: "MaxNbMessages".into(),
+            given: 8,
+            line: 17,
+        };
+        assert_eq!(to_trace(2, &e), Some(want));
+        assert_eq!(to_trace(2, &TraceEvent { a: 0x7f7f, ..e }), None, "garbage from the partition is dropped");
     }
 }

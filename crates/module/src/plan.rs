@@ -56,7 +56,8 @@ pub struct PlannedMount {
     pub line: u32,
 }
 
-/// The default band: ARINC priority p at Linux priority 10 + p.
+/// The default band: Linux levels 11..=73, onto which the runtime ranks the ARINC priorities a
+/// partition uses (its highest at 73).
 pub const DEFAULT_RT_BAND: (u32, u32) = (10, 63);
 /// Real-time priorities available to the bands of partitions that share a FIXED_PRIORITY core
 /// (below the partitions' timer threads at 80).

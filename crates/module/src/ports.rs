@@ -122,6 +122,7 @@ pub fn create(module: &Module, partition_ids: &[u32]) -> io::Result<ChannelMemor
                     direction: direction(s.direction.value),
                     max_message_size: s.max_message_size.value,
                     refresh_ns: s.refresh_period.as_ref().map_or(-1, |r| r.value.0),
+                    config_line: s.span.line,
                     ..PortEntry::EMPTY
                 });
             }
@@ -132,6 +133,7 @@ pub fn create(module: &Module, partition_ids: &[u32]) -> io::Result<ChannelMemor
                     direction: direction(q.direction.value),
                     max_message_size: q.max_message_size.value,
                     max_nb_messages: q.max_nb_messages.value,
+                    config_line: q.span.line,
                     ..PortEntry::EMPTY
                 });
             }

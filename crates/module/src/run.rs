@@ -2,30 +2,26 @@
 //! a clean machine (no leftover processes, cgroups or shared memory) with the run's events.
 
 use crate::backend::cpu_guard;
+use crate::backend::interface::Backend;
 use crate::backend::pm_qos::LatencyRequest;
+use crate::backend::process::sched_broker::{BROKER_PRIORITY, PARTITION_RT_CEILING};
+use crate::backend::process::{Capabilities, ProcessBackend, ProcessOptions, probe_capabilities};
 use crate::backend::rt::{self, SCHEDULER_PRIORITY};
 use crate::backend::rt_throttle::{RtThrottle, Throttling};
-use crate::backend::sched_broker::{BROKER_PRIORITY, PARTITION_RT_CEILING, SchedBroker};
-use crate::backend::{
-    Bind, Capabilities, CgroupSystem, Confinement, DataDirs, FreezerKind, RunCgroups, Spawner, partition_uid, probe_capabilities,
-};
 use crate::control::SharedControl;
-use crate::gate::PartitionGate;
+use crate::event_sink::EventSink;
 use crate::guard::CoreGuard;
 use crate::hm::HmTables;
-use crate::lifecycle::{EventSink, Injection, Launch, Lifecycle, doorbell};
+use crate::lifecycle::{Injection, Launch, Lifecycle, doorbell};
 use crate::plan::Plan;
 use crate::ports::udp::UdpLinks;
-use crate::process_gate::{CgroupGate, CoreGates};
 use crate::run_state::{PartitionRun, RunState};
 use crate::scheduler::{Clock, run_core};
-use crate::signal_gate::SignalGroupGate;
 use crate::signal_guard::SignalGuard;
-use partita_config::model::{Backend, Module};
+use partita_config::model::Module;
 use partita_trace::stream::SummaryBuilder;
 use partita_trace::summary::TraceSummary;
 use partita_trace::{CoreInfo, Event, PartitionInfo};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
@@ -160,9 +156,7 @@ impl Clock for RealClock {
 }
 
 pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<RunReport, String> {
-    if let Some(p) = module.partitions.iter().find(|p| p.backend.value != Backend::Process) {
-        return Err(format!("partition {} \"{}\" asks for the kvm backend, which is not implemented yet", p.id.value, p.name.value));
-    }
+    crate::backend::kvm::refuse(module)?;
     let plan = Plan::new(module);
     let hm = HmTables::new(module);
     let mut injections = Vec::new();
@@ -198,114 +192,44 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     // Restored when the run ends; a stuck run restores it before it exits (`end_stuck_run`).
     let throttle = std::sync::Mutex::new(rt_throttling(&opts)?);
     let _latency = cpu_latency(&opts, &module_cpus)?;
-    if caps.freezer == FreezerKind::None {
-        return Err("partita run needs a cgroup freezer (v2 cgroup.freeze or the v1 freezer) to keep partitions inside their windows; none is usable here (run as root on a machine with cgroups)".into());
-    }
-    let system = CgroupSystem::detect().map_err(|e| e.to_string())?;
-    let cgroups = RunCgroups::create(&system).map_err(|e| e.to_string())?;
-    for w in &cgroups.warnings {
-        eprintln!("partita: warning: {w}");
-    }
-    // The stop/release mechanism at window boundaries (docs/scheduling.md): the cgroup freezer,
-    // or signals for whole partitions with PARTITA_GATE=signal; the freezer for the per-core
-    // gates of multi-core partitions (cgroup v2 only).
-    // The freezer stays the default until the signal gate's late run end under restart churn
-    // (crates/cli/tests/run_restart.rs ends 1-2 s late with it) is understood.
-    let freeze = match std::env::var("PARTITA_GATE").as_deref() {
-        Ok("freeze") | Err(_) => true,
-        Ok("signal") => false,
-        Ok(other) => return Err(format!("PARTITA_GATE={other:?}: the gate is \"freeze\" (the default) or \"signal\"")),
-    };
-    let per_core_gating = cgroups.freezer == FreezerKind::V2;
-    let unsupported = plan.unsupported(per_core_gating);
-    if !unsupported.is_empty() {
-        return Err(unsupported.join("\n"));
-    }
+    // The process backend's run: its cgroups, the partitions' data directories, the broker.
+    let mut backend = ProcessBackend::new(
+        &plan,
+        ProcessOptions {
+            caps: &caps,
+            guardian: opts.guardian,
+            workdir: module.base_dir.clone(),
+            config_path,
+            spawner_priority: LIFECYCLE_PRIORITY,
+        },
+    )?;
     // Partitions are created stopped before the epoch; their initialization runs in their windows.
     let epoch_ns = rt::now_ns() + 150_000_000 + 20_000_000 * plan.partitions.len() as i64;
-    // Each partition's private writable directory, removed (with the run's) when this is dropped.
-    let data_dirs = DataDirs::create().map_err(|e| format!("partition data directories: {e}"))?;
-    let broker = match SchedBroker::start() {
-        Ok(b) => Some(Arc::new(b)),
-        Err(e) => return Err(format!("cannot start the scheduling broker thread: {e}")),
-    };
-    // A partition at its memory limit is demoted, then killed, by the module (not the OOM killer).
-    let oom_guard = crate::backend::oom_guard::OomGuard::start(caps.sched_fifo.then_some(BROKER_PRIORITY))
-        .map_err(|e| eprintln!("partita: warning: no memory limit guard ({e}): the kernel's OOM killer ends partitions at their limit"))
-        .ok();
-    let death_signal = if opts.guardian { libc::SIGSTOP } else { libc::SIGKILL };
-    let mut runs = Vec::new();
-    let mut launches = Vec::new();
-    let workdir = module.base_dir.clone();
     let ids: Vec<u32> = plan.partitions.iter().map(|p| p.id).collect();
     let memory = crate::ports::create(module, &ids).map_err(|e| format!("channel memory: {e}"))?;
     let mut udp = UdpLinks::start(memory.remote).map_err(|e| format!("inter-module channels: {e}"))?;
     let mut ports = memory.partitions.into_iter();
+    let mut runs = Vec::new();
+    let mut launches = Vec::new();
     for (i, p) in plan.partitions.iter().enumerate() {
-        let limit = (p.memory_bytes > 0).then_some(p.memory_bytes);
-        let cpus: Vec<usize> = p.cores.iter().map(|&c| plan.cores[c as usize].cpu as usize).collect();
-        let host_cpus: Vec<u32> = cpus.iter().map(|&c| c as u32).collect();
-        let mut cgroup = cgroups.partition_on(&p.name, limit, &host_cpus).map_err(|e| format!("partition {}: {e}", p.name))?;
-        cgroups.limit_tasks(&mut cgroup, p.max_tasks).map_err(|e| format!("partition {}: pt:MaxTasks=\"{}\": {e}", p.name, p.max_tasks))?;
-        let cgroup = Arc::new(cgroup);
-        if let Some(Err(e)) = oom_guard.as_ref().map(|g| g.watch(&cgroup)) {
-            eprintln!("partita: warning: partition {}: the kernel's OOM killer stays on ({e})", p.name);
-        }
-        let confine = confinement(p, &data_dirs, config_path)?;
+        let prepared = backend.prepare(&plan, i)?;
         let mut control = SharedControl::create(&plan, i, epoch_ns).map_err(|e| format!("partition {}: control block: {e}", p.name))?;
         control.block().hm.process_level.store(hm.process_level_mask(), Ordering::Release);
         control.attach_ports(ports.next().unwrap_or_default());
-        // A multi-core partition is stopped and released per core.
-        let per_core = if per_core_gating && p.cores.len() > 1 {
-            let cores: Vec<(usize, u32)> = p.cores.iter().map(|&c| (c as usize, plan.cores[c as usize].cpu)).collect();
-            Some(Arc::new(CoreGates::new(&cgroup, plan.cores.len(), &cores).map_err(|e| format!("partition {}: {e}", p.name))?))
-        } else {
-            None
-        };
-        let signals = (per_core.is_none() && !freeze).then(|| Arc::new(SignalGroupGate::new(cgroup.clone())));
-        let gate: Arc<dyn PartitionGate> = match (&per_core, &signals) {
-            (Some(gates), _) => gates.clone(),
-            (None, Some(s)) => s.clone(),
-            (None, None) => Arc::new(CgroupGate { cgroup: cgroup.clone() }),
-        };
         runs.push(PartitionRun {
             control,
-            gate,
+            gate: prepared.gate,
             active_cores: AtomicU32::new(0),
             state: AtomicU32::new(0),
             pending_probe: (0..plan.cores.len()).map(|_| AtomicI64::new(0)).collect(),
             probe_garbage: Default::default(),
         });
-        // Restarts clone from a thread already in the partition's v1 cgroups (backend/spawner.rs).
-        let spawner = match Spawner::new(&cgroup, caps.sched_fifo.then_some(LIFECYCLE_PRIORITY)) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!(
-                    "partita: warning: partition {}: {e}; each of its starts moves it into its v1 cgroups, which delays every core's window boundaries",
-                    p.name
-                );
-                None
-            }
-        };
         launches.push(Launch {
             name: p.name.clone(),
             id: p.id,
-            program: p.executable.clone(),
-            args: p.arguments.iter().map(Into::into).collect(),
-            workdir: workdir.clone(),
-            // Gated per core, the main thread starts on the first core only.
-            cpus: if per_core.is_some() { cpus[..1].to_vec() } else { cpus },
-            spawner,
-            cgroup: Some(cgroup),
-            per_core,
-            signals,
-            namespaces: caps.namespaces,
-            rt_priority: caps.sched_fifo.then_some(p.rt_band.0 as i32),
+            partition: prepared.partition,
             doorbell: doorbell().map_err(|e| e.to_string())?,
-            confine: Some(confine),
             log: opts.log_dir.as_ref().map(|d| d.join(format!("{}.log", p.name))),
-            broker: broker.clone(),
-            death_signal,
         });
     }
     if let Some(dir) = &opts.log_dir {
@@ -337,7 +261,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     // (at least 1 s) keeps every window inside a piece.
     let longest_frame = state.plan.schedules.iter().map(|s| s.major_frame_ns).max().unwrap_or(0);
     let summary = SummaryBuilder::streaming(longest_frame.saturating_mul(2), SUMMARY_LIST_LIMIT);
-    let mut sink = EventSink { file: trace_file, summary };
+    let mut sink = EventSink::start(trace_file, summary).map_err(|e| format!("cannot start the trace consumer thread: {e}"))?;
     sink.push(module_start(&state, config_path, &mechanism));
     let mut lifecycle = Lifecycle::new(&state, launches, sink, Box::new(std::io::stdout()), hm, injections).map_err(|e| e.to_string())?;
     for i in 0..state.partitions.len() {
@@ -487,22 +411,20 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         "completed"
     };
     sink.push(Event::ModuleStop { t: state.rel(rt::now_ns()), frames, reason: reason.into() });
-    if let Some(f) = &mut sink.file {
-        f.flush().map_err(|e| format!("cannot write the trace: {e}"))?;
+    if sink.waited > 0 {
+        eprintln!("partita: the trace consumer fell behind {} times (the lifecycle thread waited for it)", sink.waited);
     }
-    drop(cgroups);
+    let (summary, write_error) = sink.finish();
+    if let Some(e) = write_error {
+        return Err(format!("cannot write the trace: {e}"));
+    }
+    // The run's cgroups are removed here, once every partition is gone.
+    drop(backend);
     udp.stop();
     for line in udp.summary() {
         eprintln!("partita: {line}");
     }
-    Ok(RunReport {
-        frames,
-        summary: sink.summary.finish(),
-        mechanism,
-        capabilities: caps,
-        interrupted: interrupted.load(Ordering::Relaxed),
-        module_fault,
-    })
+    Ok(RunReport { frames, summary, mechanism, capabilities: caps, interrupted: interrupted.load(Ordering::Relaxed), module_fault })
 }
 
 /// Entries each list of the run summary keeps (mode changes, restarts, HM events, ...): the
@@ -646,19 +568,4 @@ fn idle_poll(state: &RunState, cpu: usize) {
             std::hint::spin_loop();
         }
     }
-}
-
-/// Partition `p`'s identity, data directory and limits; a `<pt:Mount>` whose source is missing
-/// or whose target cannot be made is an error naming the element's line.
-fn confinement(p: &crate::plan::PlannedPartition, dirs: &DataDirs, config: &Path) -> Result<Confinement, String> {
-    let uid = partition_uid(p.id).map_err(|e| format!("partition {}: {e}", p.name))?;
-    let data_dir = dirs.partition(&p.name, uid, uid).map_err(|e| e.to_string())?;
-    let mut mounts = Vec::new();
-    for m in &p.mounts {
-        let bind = Bind { source: m.source.clone(), target: m.target.clone(), writable: m.writable };
-        crate::backend::confine::check_bind(&bind)
-            .map_err(|e| format!("{}:{}: <pt:Mount> of partition {}: {e}", config.display(), m.line, p.name))?;
-        mounts.push(bind);
-    }
-    Ok(Confinement { uid, gid: uid, data_dir, mounts, max_open_files: p.max_open_files })
 }

@@ -1,7 +1,7 @@
 //! State shared by the scheduler threads, the lifecycle thread and the run's owner.
 
+use crate::backend::interface::PartitionGate;
 use crate::control::SharedControl;
-use crate::gate::PartitionGate;
 use crate::guard::CoreGuard;
 use crate::plan::Plan;
 use crossbeam_queue::ArrayQueue;

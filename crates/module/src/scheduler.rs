@@ -339,7 +339,7 @@ const CHASE_FIRST_NS: i64 = 200_000;
 /// Longest pause between two checks of a chased stop.
 const CHASE_MAX_NS: i64 = 1_000_000;
 
-/// Confirms the stops of gates that ask for it ([`crate::gate::PartitionGate::chased`]) soon
+/// Confirms the stops of gates that ask for it ([`crate::backend::interface::PartitionGate::chased`]) soon
 /// after the boundary rather than at the core's next one, so that a stop a partition undid
 /// (a SIGCONT between its processes) is enforced again soon: checks after 200 us, then at
 /// doubling intervals up to 1 ms, until every such stop is confirmed or

@@ -2,7 +2,7 @@
 //! threaded sub-cgroups, and killing. Tests that need root and cgroups skip with a message,
 //! except under `CI=true`, where they fail.
 
-use partita_module::backend::{CgroupLayout, CgroupSystem, FreezeWait, FreezerKind, PartitionCgroup, RunCgroups};
+use partita_module::backend::process::{CgroupLayout, CgroupSystem, FreezeWait, FreezerKind, PartitionCgroup, RunCgroups};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

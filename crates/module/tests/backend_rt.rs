@@ -1,6 +1,6 @@
 //! Real-time helpers and the capability probe.
 
-use partita_module::backend::{self, rt};
+use partita_module::backend::{self, process, rt};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -104,7 +104,7 @@ fn fifo_priority_applies_to_the_calling_thread_only() {
 
 #[test]
 fn capability_probe_reports_what_is_missing() {
-    let caps = backend::probe_capabilities();
+    let caps = process::probe_capabilities();
     let text = caps.to_string();
     assert!(text.contains("namespaces"), "{text}");
     assert_eq!(caps.complete(), caps.missing.is_empty());

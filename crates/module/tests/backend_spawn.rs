@@ -2,8 +2,8 @@
 //! limits, error reports and clean-up. Tests that need root and cgroups skip with a message,
 //! except under `CI=true`, where they fail.
 
-use partita_module::backend::{
-    self, CgroupSystem, Error, ExecState, ExitStatus, PartitionCgroup, RunCgroups, SpawnSpec, Spawned, StartState,
+use partita_module::backend::process::{
+    self as backend, CgroupSystem, Error, ExecState, ExitStatus, PartitionCgroup, RunCgroups, SpawnSpec, Spawned, StartState,
 };
 use std::ffi::OsString;
 use std::fs::File;
@@ -162,7 +162,7 @@ fn memory_limit_is_enforced_by_the_oom_killer() {
     }
 }
 
-/// With the module's memory limit guard (backend/oom_guard.rs) watching a v1 limit, the kernel's
+/// With the module's memory limit guard (backend/process/oom_guard.rs) watching a v1 limit, the kernel's
 /// OOM killer is off: the program waits at its limit until the guard demotes and kills it. The
 /// kernel counts no OOM kill, the guard counts one. Skipped where the limit is not a v1 one (the
 /// guard does nothing there yet: docs/isolation.md, "Exits").

@@ -3,8 +3,8 @@
 //! frame limits, and a module schedule change taking effect at a major frame boundary.
 
 use partita_config::check_text;
+use partita_module::backend::interface::PartitionGate;
 use partita_module::control::SharedControl;
-use partita_module::gate::PartitionGate;
 use partita_module::plan::Plan;
 use partita_module::run_state::{PartitionRun, RunState};
 use partita_module::scheduler::{Clock, run_core};

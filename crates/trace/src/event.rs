@@ -71,6 +71,15 @@ pub enum Event {
         process: i64,
         priority: i64,
     },
+    /// More distinct process priorities than the partition's band of Linux levels: those in use
+    /// from `lowest` to `highest` share the band's lowest level (no preemption among them).
+    PrioritiesShared {
+        t: i64,
+        core: u32,
+        partition: u32,
+        lowest: i64,
+        highest: i64,
+    },
     ProcessStart {
         t: i64,
         core: u32,
@@ -109,6 +118,17 @@ pub enum Event {
         partition: u32,
         process: i64,
         deadline: i64,
+    },
+    /// A port creation of `partition` refused with INVALID_CONFIG: `attribute` of the element at
+    /// `line` of the configuration (0: no such element) differs from the value `given`.
+    ConfigMismatch {
+        t: i64,
+        core: u32,
+        partition: u32,
+        service: String,
+        attribute: String,
+        given: i64,
+        line: u32,
     },
     /// SET_MODULE_SCHEDULE took effect at a major frame boundary.
     ScheduleChange {
@@ -193,12 +213,14 @@ impl Event {
             | Event::ProcessDispatch { t, .. }
             | Event::ModeChange { t, .. }
             | Event::ProcessCreate { t, .. }
+            | Event::PrioritiesShared { t, .. }
             | Event::ProcessStart { t, .. }
             | Event::ProcessStop { t, .. }
             | Event::ProcessSuspend { t, .. }
             | Event::ProcessResume { t, .. }
             | Event::ProcessRelease { t, .. }
             | Event::DeadlineMissed { t, .. }
+            | Event::ConfigMismatch { t, .. }
             | Event::ScheduleChange { t, .. }
             | Event::PartitionExit { t, .. }
             | Event::PartitionRestart { t, .. }

@@ -148,7 +148,8 @@ fn build(events: &[Event]) -> (Vec<Value>, Value) {
             | Event::PartitionRestart { partition, .. }
             | Event::HmEvent { partition, .. }
             | Event::EventsDropped { partition, .. }
-            | Event::ShmGarbage { partition, .. } => *partition,
+            | Event::ShmGarbage { partition, .. }
+            | Event::ConfigMismatch { partition, .. } => *partition,
             _ => continue,
         };
         partition_cores.entry(p).or_default();
@@ -252,6 +253,11 @@ fn build(events: &[Event]) -> (Vec<Value>, Value) {
                 let track = b.partition_track(*partition, None);
                 let args = json!({"structure": structure, "field": field, "value": value, "repeats": repeats});
                 b.instant(track, format!("shm garbage {structure}.{field}"), "hm", *t, args);
+            }
+            Event::ConfigMismatch { t, partition, service, attribute, given, line, .. } => {
+                let track = b.partition_track(*partition, None);
+                let args = json!({"service": service, "attribute": attribute, "given": given, "line": line});
+                b.instant(track, format!("{service}: INVALID_CONFIG ({attribute}, line {line})"), "config", *t, args);
             }
             Event::ScheduleChange { t, from, to } => {
                 b.instant(Track::Module, format!("schedule {from} -> {to}"), "schedule", *t, json!({"from": from, "to": to}));

@@ -1,11 +1,11 @@
 //! The process table: one slot per ARINC process, its states, and which process the calling
 //! thread is. A process is a pthread created by CREATE_PROCESS (`services::process`), scheduled
-//! SCHED_FIFO at `10 + priority` and pinned to one partition core; it waits DORMANT until START
-//! (see `body`). State changes are in `services::control`.
+//! SCHED_FIFO at the Linux level its priority ranks to (`levels`) and pinned to one partition
+//! core; it waits DORMANT until START (see `body`). State changes are in `services::control`.
 
 use crate::kernel::critical::Critical;
 use crate::kernel::runtime::{NO_DEADLINE, Runtime};
-use crate::kernel::{body, threads};
+use crate::kernel::{body, levels, threads};
 use crate::names::Name;
 use crate::types::*;
 use partita_abi::event;
@@ -161,7 +161,7 @@ pub fn pinned_core(slot: &ProcessSlot) -> Option<i32> {
 /// Fills the next free slot with `config`, starts its thread (DORMANT until START, see `body`)
 /// and publishes the slot; returns its index, or the error number of the thread creation. The
 /// caller (CREATE_PROCESS) checked the attributes and that a slot is free.
-pub fn create(_c: &Critical<'_>, rt: &Runtime, config: ProcessConfig) -> Result<usize, i32> {
+pub fn create(c: &Critical<'_>, rt: &Runtime, config: ProcessConfig) -> Result<usize, i32> {
     let index = rt.count.load(Ordering::Relaxed) as usize;
     if index >= MAX_NUMBER_OF_PROCESSES {
         return Err(libc::EAGAIN);
@@ -178,7 +178,8 @@ pub fn create(_c: &Critical<'_>, rt: &Runtime, config: ProcessConfig) -> Result<
     slot.core.store(0, Ordering::Relaxed);
     slot.deadline_ns.store(NO_DEADLINE, Ordering::Relaxed);
     slot.reported_ns.store(NO_DEADLINE, Ordering::Relaxed);
-    let prio = rt.process_rt_priority(base_priority);
+    // Ranked before the slot is published: a new priority moves the other threads first.
+    let prio = levels::level(c, rt, base_priority);
     let cpus = [rt.host_cpus[0]];
     let t = threads::spawn(rt, body::process_thread_start(), index as *mut libc::c_void, prio, &cpus, stack)?;
     slot.thread.store(t as u64, Ordering::Release);

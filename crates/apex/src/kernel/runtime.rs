@@ -11,8 +11,9 @@ use partita_abi::{self as abi, ControlBlock, ScheduleSnapshot};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 use std::sync::{Once, OnceLock};
 
-/// Linux SCHED_FIFO priorities of the partition's threads. By default ARINC priority p runs
-/// at `PROCESS_RT_BASE + p` (11..=73); the module may give another band (`Runtime::band`).
+/// Linux SCHED_FIFO priorities of the partition's threads. By default the processes' ARINC
+/// priorities are ranked onto 11..=73 (`levels`); the module may give another band
+/// (`Runtime::band`).
 pub const PROCESS_RT_BASE: i32 = 10;
 /// The deadline-monitor (timer) thread.
 pub const TIMER_RT_PRIO: i32 = 80;
@@ -116,18 +117,13 @@ impl Runtime {
         monitor::start(self);
     }
 
-    /// The band of Linux real-time priorities given by the module (see the ABI).
-    fn band(&self) -> (i32, i32) {
+    /// The band of Linux real-time priorities given by the module (see the ABI): its base and
+    /// its number of levels (the processes' priorities are ranked onto base+1..=base+levels).
+    pub fn band(&self) -> (i32, i32) {
         match (self.cb.rt_base as i32, self.cb.rt_levels as i32) {
             (base, levels) if levels > 0 && base > 0 && base + levels + 1 < TIMER_RT_PRIO => (base, levels),
             _ => (PROCESS_RT_BASE, 63),
         }
-    }
-
-    /// The Linux real-time priority of ARINC priority `p` (1..=63).
-    pub fn process_rt_priority(&self, p: i32) -> i32 {
-        let (base, levels) = self.band();
-        base + 1 + (p.clamp(1, 63) - 1) * levels / 63
     }
 
     /// The priority of a process holding the preemption lock: above the partition's band.
@@ -326,6 +322,16 @@ fn standalone_block() -> &'static ControlBlock {
         }
     }
     cb.hm.process_level.store(levels, Ordering::Relaxed);
+    // PARTITA_STANDALONE_RT_BAND ("base,levels") gives the program the band of Linux levels a
+    // module would (a narrow one on a FIXED_PRIORITY core), to try its priorities on it.
+    if let Ok(v) = std::env::var("PARTITA_STANDALONE_RT_BAND") {
+        match v.split_once(',').map(|(b, l)| (b.trim().parse::<u32>(), l.trim().parse::<u32>())) {
+            Some((Ok(base), Ok(levels))) if base > 0 && levels > 0 && (base + levels + 1) < TIMER_RT_PRIO as u32 => {
+                (cb.rt_base, cb.rt_levels) = (base, levels);
+            }
+            _ => eprintln!("partita-apex: ignoring PARTITA_STANDALONE_RT_BAND={v:?} (expected \"base,levels\" below {TIMER_RT_PRIO})"),
+        }
+    }
     eprintln!(
         "partita-apex: {} is not set: running standalone (partition period {} s, CPU {:?}); the partition owns the CPU all the time",
         abi::ENV_PARTITION,

@@ -18,6 +18,8 @@ pub fn event_name(kind: u32) -> &'static str {
         event::PROCESS_RESUME => "process_resume",
         event::PROCESS_CREATE => "process_create",
         event::PROCESS_DISPATCH => "process_dispatch",
+        event::CONFIG_MISMATCH => "config_mismatch",
+        event::PRIORITIES_SHARED => "priorities_shared",
         _ => "unknown",
     }
 }

@@ -6,7 +6,7 @@ use crate::kernel::process::{self, CTL_STEP, DORMANT, ProcessSlot, SELF_SUSPENDE
 use crate::kernel::runtime::{NO_DEADLINE, Runtime, rt};
 use crate::kernel::signals;
 use crate::kernel::sys::{self, Futex, Wait};
-use crate::kernel::threads;
+use crate::kernel::{hm, levels, threads};
 use crate::types::*;
 use partita_abi::{event, mode};
 use std::sync::atomic::Ordering;
@@ -48,7 +48,7 @@ fn start_after(id: ProcessId, delay: i64) -> ApexResult<()> {
     let was_locked = slot.lock_level.swap(0, Ordering::AcqRel) > 0;
     let _ = slot.ctl.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| Some(resumed(v)));
     if old_priority != cfg.base_priority || was_locked {
-        threads::set_priority(rt, slot.thread(), rt.process_rt_priority(cfg.base_priority));
+        threads::set_priority(rt, slot.thread(), levels::level(&c, rt, cfg.base_priority));
     }
     if rt.mode() == mode::NORMAL {
         let release = set_first_release(rt, slot, delay);
@@ -245,13 +245,16 @@ pub fn set_priority(id: ProcessId, priority: Priority) -> ApexResult<()> {
     if slot.is_dormant() {
         return Err(ErrorReturnCode::InvalidMode);
     }
+    // A priority new to the partition is ranked in first: the other threads move (in an order
+    // that keeps theirs) while this one still has its old priority.
+    let level = levels::level(&c, rt, priority);
     if crate::services::objects::mutex::retain_priority(&c, i, priority) {
         return Ok(()); // a mutex owner keeps the mutex priority until the release
     }
     slot.current_priority.store(priority, Ordering::Release);
-    let locked = slot.lock_level.load(Ordering::Acquire) > 0;
+    // The error handler and a process holding the preemption lock stay above the band.
+    let locked = slot.lock_level.load(Ordering::Acquire) > 0 || hm::handler_index() == Some(i);
     if !locked {
-        let level = rt.process_rt_priority(priority);
         if process::current_index() != Some(i) && level > 1 {
             threads::set_priority(rt, slot.thread(), level - 1);
         }
@@ -292,14 +295,14 @@ pub fn unlock_preemption() -> ApexResult<LockLevel> {
     if rt.mode() != mode::NORMAL {
         return Err(ErrorReturnCode::NoAction);
     }
-    let _c = Critical::enter(rt);
+    let c = Critical::enter(rt);
     let level = slot.lock_level.load(Ordering::Acquire);
     if level == 0 {
         return Err(ErrorReturnCode::NoAction);
     }
     slot.lock_level.store(level - 1, Ordering::Release);
     if level == 1 {
-        threads::set_priority(rt, slot.thread(), rt.process_rt_priority(slot.current_priority.load(Ordering::Acquire)));
+        threads::set_priority(rt, slot.thread(), levels::level(&c, rt, slot.current_priority.load(Ordering::Acquire)));
     }
     Ok(level - 1)
 }

@@ -237,9 +237,9 @@ int main(void)
     a = attributes("P0", idle_entry, 0, INFINITE_TIME_VALUE, INFINITE_TIME_VALUE);
     CREATE_PROCESS(&a, &id, &rc);
     check_eq("priority 0 is INVALID_PARAM", rc, INVALID_PARAM);
-    a = attributes("P64", idle_entry, 64, INFINITE_TIME_VALUE, INFINITE_TIME_VALUE);
+    a = attributes("P240", idle_entry, 240, INFINITE_TIME_VALUE, INFINITE_TIME_VALUE);
     CREATE_PROCESS(&a, &id, &rc);
-    check_eq("priority 64 is INVALID_PARAM", rc, INVALID_PARAM);
+    check_eq("priority 240 is INVALID_PARAM", rc, INVALID_PARAM);
     a = attributes("PER0", idle_entry, 5, 0, INFINITE_TIME_VALUE);
     CREATE_PROCESS(&a, &id, &rc);
     check_eq("period 0 is INVALID_PARAM", rc, INVALID_PARAM);
@@ -319,8 +319,8 @@ int main(void)
     check_eq("SET_PRIORITY of an unknown id is INVALID_PARAM", rc, INVALID_PARAM);
     SET_PRIORITY(aperiodic_id, 0, &rc);
     check_eq("SET_PRIORITY(0) is INVALID_PARAM", rc, INVALID_PARAM);
-    SET_PRIORITY(aperiodic_id, 64, &rc);
-    check_eq("SET_PRIORITY(64) is INVALID_PARAM", rc, INVALID_PARAM);
+    SET_PRIORITY(aperiodic_id, 240, &rc);
+    check_eq("SET_PRIORITY(240) is INVALID_PARAM", rc, INVALID_PARAM);
     SET_PRIORITY(aperiodic_id, 5, &rc);
     check_eq("SET_PRIORITY of a DORMANT process is INVALID_MODE", rc, INVALID_MODE);
 

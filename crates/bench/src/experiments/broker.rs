@@ -1,5 +1,5 @@
 //! `broker`: what a scheduling call costs a partition when the module's scheduling broker
-//! makes it (seccomp USER_NOTIF, crates/module/src/backend/sched_broker.rs), against an
+//! makes it (seccomp USER_NOTIF, crates/module/src/backend/process/sched_broker.rs), against an
 //! allowed call that the kernel answers directly.
 
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};

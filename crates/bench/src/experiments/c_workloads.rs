@@ -3,11 +3,11 @@
 //! `taskset`) or as partitions of a generated module under `partita run`, and their
 //! `wl KERNEL key=value ...` result lines parsed back.
 
+use crate::module_run::{Launch, Watcher, run_watched};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const KERNELS_H: &str = include_str!("../../workloads/kernels.h");
 const KERNELS_C: &str = include_str!("../../workloads/kernels.c");
@@ -263,47 +263,46 @@ pub fn run_module(partita: &Path, scratch: &Path, xml: &str, done: usize, limit:
     std::fs::write(&config, sharing(xml, scratch)).map_err(|e| e.to_string())?;
     // Partitions run as their own uids: they enter the shared scratch directory by its mode.
     std::fs::set_permissions(scratch, std::os::unix::fs::PermissionsExt::from_mode(0o711)).map_err(|e| e.to_string())?;
-    let mut child = Command::new(partita)
-        .arg("run")
-        .arg(&config)
-        .args(["--duration", &format!("{}s", limit.as_secs().max(1))])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("{}: {e}", partita.display()))?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let stderr = child.stderr.take().ok_or("no stderr")?;
-    let err_reader = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
-    let started = Instant::now();
-    let mut text = String::new();
-    let mut seen = 0;
-    let mut interrupted = false;
-    for line in BufReader::new(stdout).lines() {
-        let Ok(line) = line else { break };
-        if line.contains("] wl done") {
-            seen += 1;
+    /// Collects stdout and counts the workloads done; done when all are, or one failed.
+    struct WlDone {
+        text: String,
+        seen: usize,
+        failed: bool,
+        done: usize,
+    }
+    impl Watcher for WlDone {
+        fn line(&mut self, line: &str) {
+            self.seen += usize::from(line.contains("] wl done"));
+            self.failed |= line.contains("] wl error");
+            self.text.push_str(line);
+            self.text.push('\n');
         }
-        let failed = line.contains("] wl error");
-        text += &line;
-        text.push('\n');
-        // Stop, and keep reading: partita's output must not meet a closed pipe.
-        if (seen >= done || failed) && !interrupted {
-            // SAFETY: kill() with the pid of a child this function started and has not reaped.
-            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
-            interrupted = true;
+        fn done(&mut self) -> bool {
+            self.seen >= self.done || self.failed
         }
     }
-    let status = child.wait().map_err(|e| e.to_string())?;
-    let err = err_reader.join().unwrap_or_default();
-    if seen < done {
+    let mut w = WlDone { text: String::new(), seen: 0, failed: false, done };
+    let secs = limit.as_secs().max(1);
+    let launch = Launch {
+        exe: partita,
+        config: &config,
+        args: vec!["--duration".into(), format!("{secs}s").into()],
+        expected: Duration::from_secs(secs),
+        follow_trace: None,
+        poll: Duration::from_millis(20),
+    };
+    let ended = run_watched(&launch, &mut w)?;
+    if w.seen < done {
         return Err(format!(
-            "module stopped after {:.1} s with {seen} of {done} workloads done ({status}): {}{}",
-            started.elapsed().as_secs_f64(),
-            text.lines().rev().take(5).collect::<Vec<_>>().join(" | "),
-            err.lines().rev().take(5).collect::<Vec<_>>().join(" | ")
+            "module stopped after {:.1} s with {} of {done} workloads done ({}): {}{}",
+            ended.seconds,
+            w.seen,
+            ended.status,
+            w.text.lines().rev().take(5).collect::<Vec<_>>().join(" | "),
+            ended.stderr_tail.lines().rev().take(5).collect::<Vec<_>>().join(" | ")
         ));
     }
-    Ok(text)
+    Ok(w.text)
 }
 
 /// Online CPUs.

@@ -6,10 +6,10 @@
 //! other partitions' window-start lateness and their own GET_TIME samples are compared with a
 //! fault-free run of the same module in the same invocation.
 
-use super::campaign_run::{Watcher, run_watched};
 use super::soak::CODES;
 use super::soak_check::{ChunkedCheck, Plan, PlannedWindow, SampleCheck};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+use crate::module_run::{Launch, Watcher, run_watched};
 use crate::module_run::{machine_lock, seconds};
 use partita_trace::Event;
 use std::collections::BTreeMap;
@@ -309,7 +309,7 @@ fn one_run(ctx: &RunContext, secs: u64, inject: &[String], tag: &str) -> Result<
     let trace = ctx.scratch.join(format!("{tag}.trace"));
     let extra: Vec<String> = inject.iter().flat_map(|j| ["--inject".to_string(), j.clone()]).collect();
     let mut w = FaultWatch { plan: plan(), c: Campaign::default(), chunks: ChunkedCheck::new(3 * MAF_NS) };
-    let ended = run_watched(&ctx.programs.exe, &config, &trace, secs, &extra, &mut w)?;
+    let ended = run_watched(&Launch::for_duration(&ctx.programs.exe, &config, secs, &trace, &extra), &mut w)?;
     let FaultWatch { c, mut chunks, .. } = w;
     chunks.check(true);
     if ended.overran || !ended.success {
@@ -427,12 +427,7 @@ mod tests {
 
     #[test]
     fn the_campaign_module_is_valid_and_decides_as_configured() {
-        let dir = tempfile::tempdir().unwrap();
-        let exe = dir.path().join("partita");
-        std::fs::write(&exe, "").unwrap();
-        let xml = module_xml(&Programs::with_exe(&exe));
-        let checked = partita_config::check_text(&xml, dir.path());
-        assert!(checked.is_valid(), "{xml}\n{:?}", checked.diagnostics);
+        Programs::checked_module_xml(module_xml);
         assert_eq!(configured("TargetR", 2, "DEADLINE_MISSED"), ("PARTITION", "COLD_START"));
         assert_eq!(configured("TargetR", 1, "NUMERIC_ERROR"), ("PARTITION", "IGNORE"));
         assert_eq!(configured("TargetI", 2, "HARDWARE_FAULT"), ("PARTITION", "IDLE"));

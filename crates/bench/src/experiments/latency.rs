@@ -9,8 +9,9 @@ pub struct Latency;
 
 /// The host CPU both measurements run on (the module's only core: `pt:Cores Cpus="1"`).
 const CPU: u32 = 1;
-/// Linux priority of an ARINC process at priority 63 (10 + p, include/ARINC653.h); cyclictest
-/// runs at the same one.
+/// Linux priority of the partition's one ARINC process (priority 63, the only one in use, so
+/// ranked at the top of the default band, crates/apex/src/kernel/ranks.rs); cyclictest runs at
+/// the same one.
 const RT_PRIORITY: u32 = 73;
 /// The partition's window and major frame: the whole of core 1, long so that the frame
 /// boundary (where the partition is stopped and released again) touches few wake-ups.

@@ -4,8 +4,8 @@
 //! and windows that do not, while both receivers restart themselves every half second. Counts
 //! lost (beyond counted overflow), duplicated, reordered and torn messages.
 
-use super::campaign_run::{Watcher, run_watched};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+use crate::module_run::{Launch, Watcher, run_watched};
 use crate::module_run::{machine_lock, seconds};
 use partita_trace::Event;
 use std::collections::BTreeMap;
@@ -272,7 +272,7 @@ impl Experiment for Messages {
         let trace = ctx.scratch.join("messages.trace");
         let _machine = machine_lock()?;
         let mut w = MsgWatch { tally: Tally::default(), ctx, messages, per_channel, last_shown: std::time::Instant::now() };
-        let ended = run_watched(&ctx.programs.exe, &config, &trace, secs, &[], &mut w)?;
+        let ended = run_watched(&Launch::for_duration(&ctx.programs.exe, &config, secs, &trace, &[]), &mut w)?;
         let t = w.tally;
         ctx.sample("run_seconds", Unit::Count, ended.seconds);
         ctx.sample("q_sent", Unit::Count, t.sent("q", "sent") as f64);
@@ -316,12 +316,7 @@ mod tests {
 
     #[test]
     fn the_messages_module_is_valid() {
-        let dir = tempfile::tempdir().unwrap();
-        let exe = dir.path().join("partita");
-        std::fs::write(&exe, "").unwrap();
-        let xml = module_xml(&Programs::with_exe(&exe), 1000);
-        let checked = partita_config::check_text(&xml, dir.path());
-        assert!(checked.is_valid(), "{xml}\n{:?}", checked.diagnostics);
+        Programs::checked_module_xml(|p| module_xml(p, 1000));
     }
 
     #[test]

@@ -5,7 +5,6 @@ pub mod api;
 pub mod broker;
 pub mod c_workloads;
 pub mod campaign_parts;
-pub mod campaign_run;
 pub mod coloring;
 pub mod faults;
 pub mod footprint;

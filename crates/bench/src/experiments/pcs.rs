@@ -68,7 +68,7 @@ impl Experiment for Pcs {
          a timer interrupt; seed 002's partitions had its OFP/VSP task set, here N identical processes. No native baseline \
          (there is no partition switch without partitions); \
          instead, before each point, the host's same-core process-switch floor on CPU 0 (switch_floor_ns: two processes at \
-         SCHED_FIFO 20, the pcs processes' priority, hand a byte back and forth through pipes; half a round trip) and \
+         SCHED_FIFO 73, the level of a pcs partition's highest process, hand a byte back and forth through pipes; half a round trip) and \
          pcs_floor_ratio = PCS median / floor median, the figure that compares across hosts."
     }
     fn backends(&self) -> &'static [Backend] {

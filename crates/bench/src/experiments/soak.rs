@@ -11,7 +11,7 @@
 use super::soak_check::{Channels, ChunkedCheck, Plan, PlannedWindow, SampleCheck, TraceStats, TraceTail, rss_and_fds, slope_per_hour};
 use super::soak_load::HostLoad;
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
-use crate::module_run::{machine_lock, seconds, tail};
+use crate::module_run::{ModuleChild, machine_lock, seconds, tail};
 use crate::stats::Summary;
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -443,26 +443,6 @@ impl Experiment for Soak {
     }
 }
 
-/// `partita run`, stopped if the bench leaves early (an error, a panic): SIGTERM, whose kill
-/// path demotes real-time partitions before killing them, then SIGKILL after 30 s.
-struct ModuleChild(std::process::Child);
-
-impl Drop for ModuleChild {
-    fn drop(&mut self) {
-        if !matches!(self.0.try_wait(), Ok(None)) {
-            return;
-        }
-        // SAFETY: kill(2) of our own child, not reaped yet (try_wait saw it running).
-        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while matches!(self.0.try_wait(), Ok(None)) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// Hands the run's figures to the store.
 fn record(ctx: &mut RunContext, s: &Soaking, injected: &BTreeMap<&str, u64>, tail_reader: &TraceTail, stderr: &BTreeMap<String, u64>) {
     let last = s.trace.stop.as_ref().map_or(s.trace.last_t, |(frames, _)| *frames as i64 * MAF_NS);
@@ -559,12 +539,7 @@ mod tests {
 
     #[test]
     fn the_soak_module_is_valid_and_its_plan_matches_it() {
-        let dir = tempfile::tempdir().unwrap();
-        let exe = dir.path().join("partita");
-        std::fs::write(&exe, "").unwrap();
-        let xml = module_xml(&Programs::with_exe(&exe));
-        let checked = partita_config::check_text(&xml, dir.path());
-        assert!(checked.is_valid(), "{xml}\n{:?}", checked.diagnostics);
+        let xml = Programs::checked_module_xml(module_xml);
         let p = plan();
         assert_eq!(p.windows.len(), PARTITIONS.len());
         assert_eq!(p.planned_before(MAF_NS), PARTITIONS.len() as u64);

@@ -9,45 +9,8 @@
 use partita_trace::Event;
 use partita_trace::timeline::{Timeline, ViolationKind};
 use std::collections::BTreeMap;
-use std::io::{Read, Seek, SeekFrom};
-use std::path::PathBuf;
 
-/// Reads a JSON Lines trace as `partita run` writes it: only whole lines, from where it left off.
-pub struct TraceTail {
-    path: PathBuf,
-    offset: u64,
-    partial: Vec<u8>,
-    /// Lines that are no event this bench knows (counted, not fatal: the trace may grow kinds).
-    pub unparsed: u64,
-}
-
-impl TraceTail {
-    pub fn new(path: PathBuf) -> TraceTail {
-        TraceTail { path, offset: 0, partial: Vec::new(), unparsed: 0 }
-    }
-
-    /// The events written since the last call (none while the file does not exist yet).
-    pub fn read_new(&mut self) -> Vec<Event> {
-        let Ok(mut f) = std::fs::File::open(&self.path) else { return Vec::new() };
-        if f.seek(SeekFrom::Start(self.offset)).is_err() {
-            return Vec::new();
-        }
-        let mut bytes = Vec::new();
-        let Ok(n) = f.read_to_end(&mut bytes) else { return Vec::new() };
-        self.offset += n as u64;
-        self.partial.extend_from_slice(&bytes);
-        let Some(end) = self.partial.iter().rposition(|&b| b == b'\n') else { return Vec::new() };
-        let whole: Vec<u8> = self.partial.drain(..=end).collect();
-        let mut events = Vec::new();
-        for line in whole.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-            match serde_json::from_slice::<Event>(line) {
-                Ok(e) => events.push(e),
-                Err(_) => self.unparsed += 1,
-            }
-        }
-        events
-    }
-}
+pub use crate::module_run::TraceTail;
 
 /// One planned window of the schedule (ns from the major frame start).
 #[derive(Debug, Clone, PartialEq)]

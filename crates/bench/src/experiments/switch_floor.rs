@@ -5,8 +5,8 @@
 //! Two processes pinned to one CPU at the same SCHED_FIFO priority hand a byte back and forth
 //! through two pipes. Neither preempts the other (same priority), so each hand-off is a write,
 //! a blocking read and a switch to the other process: a round trip is two hand-offs, and
-//! `switch_floor_ns` = round trip / 2. The priority is that of the first process of the `pcs`
-//! partitions (ARINC 10, Linux FIFO 20).
+//! `switch_floor_ns` = round trip / 2. The priority is that of the highest process of a `pcs`
+//! partition (the top of the default band, Linux FIFO 73; with one process, its only one).
 
 use crate::conditions::{Conditions, partition_rt_priority};
 use crate::experiment::RunContext;
@@ -26,7 +26,7 @@ const WARM_UP: u32 = 200;
 /// conditions); the caller holds the machine lock. Returns one sample per round trip.
 pub fn measure(ctx: &RunContext, cpu: u32, rounds: u32) -> Result<Vec<f64>, String> {
     let conditions = Conditions::hold(&[cpu]);
-    let args = [cpu.to_string(), partition_rt_priority(10).to_string(), rounds.to_string()];
+    let args = [cpu.to_string(), partition_rt_priority(1).to_string(), rounds.to_string()];
     let out = ctx
         .programs
         .native_command("switch-floor", &[&args[0], &args[1], &args[2]])

@@ -186,7 +186,7 @@ static void demote_all(void) {
 }
 
 /* Allocates and touches memory until its memory limit stops it: on a v1 limit the module's
- * guard demotes, then kills it (backend/oom_guard.rs). The program still demotes its own
+ * guard demotes, then kills it (backend/process/oom_guard.rs). The program still demotes its own
  * threads first: were the guard broken (or on a pure cgroup v2 machine, where the kernel's OOM
  * killer remains), a thread killed while busy at a real-time priority could spin for ever in
  * the kernel's exit path (docs/isolation.md, "Exits"). */

@@ -12,7 +12,7 @@
 //! [`PROBE_TIMEOUT`], the run is refused (and the probe is demoted to the normal policy,
 //! where it ends whenever it gets the CPU).
 
-use super::sched_broker::PARTITION_RT_CEILING;
+use super::process::sched_broker::PARTITION_RT_CEILING;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@
 //! lifted it and no other run holds it. When the module ends normally there is nothing left
 //! to remove and the guardian just exits.
 
-use super::cgroup::{CgroupSystem, remove_run};
+use super::process::cgroup::{CgroupSystem, remove_run};
 use std::io;
 use std::os::fd::{AsFd, FromRawFd, OwnedFd};
 
@@ -40,7 +40,7 @@ pub fn guard(module: i32) -> io::Result<Vec<String>> {
     if let Ok(system) = CgroupSystem::detect() {
         done.extend(remove_run(&system, module));
     }
-    done.extend(super::confine::remove_data_of(module));
+    done.extend(super::process::confine::remove_data_of(module));
     done.extend(super::pm_qos::restore_left_by(module));
     if let Ok(Some(runtime)) = super::rt_throttle::restore_after_killed_run() {
         done.push(format!("kernel.sched_rt_runtime_us restored to {runtime}"));

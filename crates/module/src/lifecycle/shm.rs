@@ -89,7 +89,7 @@ impl Lifecycle<'_> {
             repeats,
         });
         let state = self.system_state(i);
-        let no_process = self.live[i].process.is_none();
+        let no_process = !self.launches[i].partition.is_running();
         self.module_error(i, 0, state, error_code::ILLEGAL_REQUEST, no_process, "shm_garbage");
     }
 

@@ -12,8 +12,8 @@ use super::{Table, check_time_out, creating, wait_for};
 use crate::kernel::critical::Critical;
 use crate::kernel::process::{self, lookup as lookup_process};
 use crate::kernel::runtime::{Runtime, rt};
-use crate::kernel::threads;
 use crate::kernel::waitq::{Discipline, SATISFIED, WaitQueue};
+use crate::kernel::{levels, threads};
 use crate::names::Name;
 use crate::types::*;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -52,6 +52,8 @@ pub fn create_mutex(name: Name, priority: Priority, discipline: Discipline) -> A
     if !(MIN_PRIORITY_VALUE..=MAX_PRIORITY_VALUE).contains(&priority) {
         return Err(ErrorReturnCode::InvalidParam);
     }
+    // The ceiling is ranked among the partition's priorities for good: its owners run at it.
+    levels::pin(&c, rt(), priority);
     // A process that becomes DORMANT gives back the mutex it owns (the kernel calls this).
     crate::kernel::body::on_dormant_release(release_owned_by);
     let m = Mutex {
@@ -70,21 +72,23 @@ fn lookup(id: i32) -> ApexResult<&'static Mutex> {
 }
 
 /// Sets a process's current priority, and its thread's unless it holds the preemption lock.
-fn set_current_priority(rt: &Runtime, index: usize, p: Priority) {
+fn set_current_priority(c: &Critical<'_>, rt: &Runtime, index: usize, p: Priority) {
     let slot = &rt.procs[index];
+    // Ranked first (a priority given back at release may be new again, see `levels`).
+    let level = levels::level(c, rt, p);
     slot.current_priority.store(p, Ordering::Release);
     if slot.lock_level.load(Ordering::Acquire) == 0 {
-        threads::set_priority(rt, slot.thread(), rt.process_rt_priority(p));
+        threads::set_priority(rt, slot.thread(), level);
     }
 }
 
 /// Makes process `index` the owner of mutex `id`, at the mutex priority.
-fn give(rt: &Runtime, m: &Mutex, id: i32, index: usize) {
+fn give(c: &Critical<'_>, rt: &Runtime, m: &Mutex, id: i32, index: usize) {
     m.owner.store(index as i32 + 1, Ordering::Release);
     m.count.store(1, Ordering::Release);
     OWNED[index].store(id, Ordering::Release);
     m.retained.store(rt.procs[index].current_priority.load(Ordering::Acquire), Ordering::Release);
-    set_current_priority(rt, index, m.priority);
+    set_current_priority(c, rt, index, m.priority);
 }
 
 /// The owner gives the mutex up whatever its lock count: it gets its retained priority back and
@@ -94,12 +98,12 @@ fn hand_over(c: &Critical<'_>, rt: &Runtime, m: &Mutex, id: i32) {
     if owner > 0 {
         let prev = owner as usize - 1;
         OWNED[prev].store(0, Ordering::Release);
-        set_current_priority(rt, prev, m.retained.load(Ordering::Acquire));
+        set_current_priority(c, rt, prev, m.retained.load(Ordering::Acquire));
     }
     m.owner.store(0, Ordering::Release);
     m.count.store(0, Ordering::Release);
     if let Some(w) = m.queue.first(c, rt) {
-        give(rt, m, id, w);
+        give(c, rt, m, id, w);
         m.queue.wake(c, rt, w, SATISFIED);
     }
 }
@@ -126,7 +130,7 @@ pub fn acquire_mutex(id: i32, time_out: SystemTime) -> ApexResult<()> {
         return Err(ErrorReturnCode::InvalidConfig);
     }
     if m.owner.load(Ordering::Acquire) == 0 {
-        give(rt, m, id, index);
+        give(&c, rt, m, id, index);
         return Ok(());
     }
     wait_for(c, rt, &m.queue, time_out, None).map(|_| ())

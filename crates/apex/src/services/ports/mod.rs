@@ -20,7 +20,8 @@ use crate::kernel::runtime::rt;
 use crate::kernel::sys;
 use crate::names::Name;
 use crate::types::*;
-use partita_abi::ports::{KIND_QUEUING, KIND_SAMPLING, MAX_PORTS, PORTS_FD, PORTS_MAGIC, PortDirectory, PortEntry};
+use partita_abi::config_mismatch;
+use partita_abi::ports::{KIND_SAMPLING, MAX_PORTS, PORTS_FD, PORTS_MAGIC, PortDirectory, PortEntry};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -111,12 +112,29 @@ fn configured(name: &Name, kind: u32) -> ApexResult<&'static PortEntry> {
         return Ok(e);
     }
     let mut l = diagnostic(kind, name);
-    if directory().iter().any(|e| same_name(&e)) {
-        l.str("the configuration declares it as a ").str(kind_element(if kind == KIND_SAMPLING { KIND_QUEUING } else { KIND_SAMPLING }));
+    if let Some(other) = directory().iter().find(|e| same_name(e)) {
+        l.str("the configuration declares it as a ").str(kind_element(other.kind));
+        at_line(&mut l, other);
+        trace_mismatch(kind, config_mismatch::KIND, other.config_line, 0);
     } else {
         l.str("the configuration declares no port of that name for this partition");
+        trace_mismatch(kind, config_mismatch::NAME, 0, 0);
     }
     Err(report(l))
+}
+
+/// " (line N)" after a configuration element, when the module said where it is.
+fn at_line(l: &mut sys::Line, e: &PortEntry) {
+    if e.config_line > 0 {
+        l.str(" (line ").int(e.config_line.into()).str(")");
+    }
+}
+
+/// The CONFIG_MISMATCH trace event of a refused creation: the module turns it into a
+/// `config_mismatch` trace event naming the service, the attribute and the configuration line.
+fn trace_mismatch(kind: u32, attribute: u32, line: u32, given: i64) {
+    let service = if kind == KIND_SAMPLING { config_mismatch::SAMPLING } else { config_mismatch::QUEUING };
+    rt().trace(partita_abi::event::CONFIG_MISMATCH, config_mismatch::pack(service, attribute, line), given);
 }
 
 /// The configuration element of a port kind.
@@ -142,11 +160,19 @@ fn report(mut l: sys::Line) -> ErrorReturnCode {
 /// INVALID_CONFIG because attribute `attribute` of the port's element differs: the log names
 /// the element, the attribute, the value given and the configured one.
 /// `unit` follows each value (e.g. " ns").
-fn mismatch(e: &PortEntry, attribute: &str, given: i64, configured: i64, unit: &str) -> ErrorReturnCode {
+fn mismatch(e: &PortEntry, attribute: u32, given: i64, configured: i64, unit: &str) -> ErrorReturnCode {
     let name = Name::from_bytes(partita_abi::name_str(&e.name).as_bytes());
     let mut l = diagnostic(e.kind, &name);
-    l.str(attribute).str(" ").int(given).str(unit).str(" given, but ").str(kind_element(e.kind)).str(" Name=\"").bytes(name.as_bytes());
-    l.str("\" of the configuration has ").int(configured).str(unit);
+    let what = if attribute == config_mismatch::DIRECTION {
+        "Direction (0 SOURCE, 1 DESTINATION)"
+    } else {
+        config_mismatch::attribute_name(attribute)
+    };
+    l.str(what).str(" ").int(given).str(unit).str(" given, but ").str(kind_element(e.kind)).str(" Name=\"").bytes(name.as_bytes());
+    l.str("\"");
+    at_line(&mut l, e);
+    l.str(" of the configuration has ").int(configured).str(unit);
+    trace_mismatch(e.kind, attribute, e.config_line, given);
     report(l)
 }
 
@@ -193,11 +219,11 @@ impl<T: 'static> PortTable<T> {
 /// checks: size, direction, then the operating mode.
 fn check_create(e: &PortEntry, max_message_size: i32, direction: PortDirection) -> ApexResult<()> {
     if max_message_size <= 0 || max_message_size as u32 != e.max_message_size {
-        return Err(mismatch(e, "MaxMessageSize", max_message_size.into(), e.max_message_size.into(), ""));
+        return Err(mismatch(e, config_mismatch::MAX_MESSAGE_SIZE, max_message_size.into(), e.max_message_size.into(), ""));
     }
     if direction as u32 != e.direction {
         // 0 = SOURCE, 1 = DESTINATION, as PORT_DIRECTION_TYPE and the ABI number them.
-        return Err(mismatch(e, "Direction (0 SOURCE, 1 DESTINATION)", direction as i64, e.direction.into(), ""));
+        return Err(mismatch(e, config_mismatch::DIRECTION, direction as i64, e.direction.into(), ""));
     }
     Ok(())
 }

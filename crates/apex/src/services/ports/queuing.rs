@@ -96,7 +96,13 @@ pub fn create_queuing_port(
         || {
             check_create(e, max_message_size, direction)?;
             if max_nb_message <= 0 || max_nb_message as u32 != e.max_nb_messages {
-                return Err(super::mismatch(e, "MaxNbMessages", max_nb_message.into(), e.max_nb_messages.into(), ""));
+                return Err(super::mismatch(
+                    e,
+                    partita_abi::config_mismatch::MAX_NB_MESSAGES,
+                    max_nb_message.into(),
+                    e.max_nb_messages.into(),
+                    "",
+                ));
             }
             check_init_mode()?;
             Ok(QueuingPort {

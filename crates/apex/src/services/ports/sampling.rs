@@ -81,7 +81,7 @@ pub fn create_sampling_port(
             // The refresh period is what a destination judges validity by; a source's is not used.
             let refresh_differs = e.refresh_ns >= 0 && refresh_period != e.refresh_ns;
             if refresh_period < 0 && refresh_period != INFINITE_TIME_VALUE || (direction == PortDirection::Destination && refresh_differs) {
-                return Err(super::mismatch(e, "RefreshRateSeconds", refresh_period, e.refresh_ns, " ns"));
+                return Err(super::mismatch(e, partita_abi::config_mismatch::REFRESH_PERIOD, refresh_period, e.refresh_ns, " ns"));
             }
             check_init_mode()?;
             Ok(SamplingPort {

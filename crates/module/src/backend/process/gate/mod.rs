@@ -1,18 +1,26 @@
-//! The process backend's freezer [`PartitionGate`]s (measurements in docs/scheduling.md); the
-//! signal gate of a whole partition (`PARTITA_GATE=signal`) is in signal_gate.rs:
+//! The process backend's gates: how its partitions are stopped and released at window
+//! boundaries ([`PartitionGate`]; measurements in docs/scheduling.md). The one home of them:
 //!
-//! - [`CgroupGate`] (default): writing `1` to the partition's `cgroup.freeze` marks every task
-//!   of the partition at once to trap into the freezer before it returns to user mode,
+//! - [`CgroupGate`] (the default): writing `1` to the partition's `cgroup.freeze` marks every
+//!   task of the partition at once to trap into the freezer before it returns to user mode,
 //!   sleeping ones included; `frozen 1` confirms the stop before the core's next boundary.
 //! - [`CoreGates`]: the same per core for a multi-core partition, through its threaded
-//!   per-core cgroups (backend/cgroup_cores.rs); its threads are placed by core.
+//!   per-core cgroups (cgroup_cores.rs); its threads are placed by core.
+//! - [`signal::SignalGroupGate`] (`PARTITA_GATE=signal`): a whole partition stopped and
+//!   released with signals, without any cgroup write.
+//! - [`pidfd::SignalGate`]: SIGSTOP through a pidfd and `waitid` for one process, the
+//!   primitive the mechanisms were first measured with (examples/switch_mechanisms.rs); no
+//!   run uses it as its gate.
 
-use crate::backend::{CoreCgroup, PartitionCgroup};
-use crate::gate::PartitionGate;
+use crate::backend::interface::PartitionGate;
+use crate::backend::process::{CoreCgroup, PartitionCgroup};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::Arc;
+
+pub mod pidfd;
+pub mod signal;
 
 pub struct CgroupGate {
     pub cgroup: Arc<PartitionCgroup>,
@@ -93,14 +101,14 @@ pub struct CoreGates {
 impl CoreGates {
     /// Creates the per-core cgroups of `cgroup` for `cores` (module core, host CPU), all
     /// frozen: each opens with that core's first window.
-    pub fn new(cgroup: &PartitionCgroup, module_cores: usize, cores: &[(usize, u32)]) -> crate::backend::Result<CoreGates> {
+    pub fn new(cgroup: &PartitionCgroup, module_cores: usize, cores: &[(usize, u32)]) -> crate::backend::process::Result<CoreGates> {
         let staging = cgroup.staging()?;
         let staging_file = staging.placement_files()?.0;
         let mut gates: Vec<Option<CoreGate>> = (0..module_cores).map(|_| None).collect();
         let mut files = Vec::new();
         for &(core, cpu) in cores {
             let cg = cgroup.core(core, Some(cpu))?;
-            cg.request_freeze().map_err(|e| crate::backend::Error::io(format!("freezing core {core} of {}", cgroup.name), e))?;
+            cg.request_freeze().map_err(|e| crate::backend::process::Error::io(format!("freezing core {core} of {}", cgroup.name), e))?;
             files.push(cg.placement_files()?);
             gates[core] = Some(CoreGate(cg));
         }

@@ -1,4 +1,4 @@
-//! The system calls of the signal gate (crate::signal_gate): signals to a process group and to
+//! The system calls of the signal gate (gate/signal.rs): signals to a process group and to
 //! single threads, the cgroup's id lists read without allocating per id, and whether a thread
 //! is stopped. docs/scheduling.md (`### Signal gate`) explains why each is needed and what it
 //! costs.

@@ -1,12 +1,13 @@
-//! The stop/release primitive for the scheduler's hot path, chosen from the measurements in
-//! docs/scheduling.md: `SIGSTOP` through the pidfd, then `waitid(WSTOPPED)` until the whole
-//! thread group has stopped (the kernel wakes the waiter directly, about 2.4 us), and
-//! `SIGCONT` to release. The cgroup freezer stays in use for the frozen start, for stopping
-//! one core of a multi-core partition ([`super::CoreCgroup`]) and for killing.
+//! A stop/release of one partition process with signals: `SIGSTOP` through the pidfd, then
+//! `waitid(WSTOPPED)` until the whole thread group has stopped (the kernel wakes the waiter
+//! directly, about 2.4 us), and `SIGCONT` to release. Measured against the freezer in
+//! docs/scheduling.md (examples/switch_mechanisms.rs) and kept for those measurements and the
+//! tests; the gates `partita run` uses are the freezer's (the default) and the process-group
+//! signal gate (signal.rs), which also reaches the processes a partition forks.
 
-use super::cgroup::PartitionCgroup;
-use super::spawn::PartitionProcess;
-use super::{Error, Result, sys};
+use crate::backend::process::cgroup::PartitionCgroup;
+use crate::backend::process::spawn::PartitionProcess;
+use crate::backend::process::{Error, Result, sys};
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
@@ -80,7 +81,7 @@ fn send(pidfd: &OwnedFd, sig: i32) -> io::Result<()> {
     }
 }
 
-/// Turns a [`super::StartState::Frozen`] start into a stopped one for signal gating: the
+/// Turns a [`crate::backend::process::StartState::Frozen`] start into a stopped one for signal gating: the
 /// program is stopped (SIGSTOP, delivered as it leaves the freezer) before its `execve`, and
 /// the cgroup is thawed. A later [`SignalGate::release`] starts the program.
 pub fn frozen_to_stopped(gate: &SignalGate, cgroup: &PartitionCgroup) -> Result<()> {
@@ -96,14 +97,16 @@ pub fn frozen_to_stopped(gate: &SignalGate, cgroup: &PartitionCgroup) -> Result<
 /// on the partition's own CPU must sleep so the partition can reach its stop point).
 pub fn stop_with_timeout(gate: &SignalGate, timeout: Duration) -> io::Result<Stopped> {
     gate.request_stop()?;
-    let deadline = super::rt::now_ns() + timeout.as_nanos().min(i64::MAX as u128) as i64;
+    let deadline = crate::backend::rt::now_ns() + timeout.as_nanos().min(i64::MAX as u128) as i64;
     loop {
         let info = sys::waitid_pidfd(gate.pidfd.as_fd(), libc::WSTOPPED | libc::WEXITED | libc::WNOHANG | libc::WNOWAIT)?;
         match info {
             Some(i) if i.si_code == libc::CLD_STOPPED => return Ok(Stopped::Stopped),
             Some(_) => return Ok(Stopped::Exited),
-            None if super::rt::now_ns() >= deadline => return Err(io::Error::new(io::ErrorKind::TimedOut, "partition did not stop")),
-            None => super::rt::sleep_for_ns(10_000),
+            None if crate::backend::rt::now_ns() >= deadline => {
+                return Err(io::Error::new(io::ErrorKind::TimedOut, "partition did not stop"));
+            }
+            None => crate::backend::rt::sleep_for_ns(10_000),
         }
     }
 }

@@ -13,16 +13,16 @@
 //! enters the group stop at its own next return to user mode: none executes another user
 //! instruction. The group signal (`kill(-pgid)`) reaches a process forked after the cgroup's
 //! thread list was read. Partitions cannot leave their process group (setsid and setpgid fail
-//! with EPERM under the partition's seccomp filter, backend/seccomp.rs).
+//! with EPERM under the partition's seccomp filter, backend/process/seccomp.rs).
 //!
 //! Why re-send: a partition thread preempted in the middle of `kill(sibling, SIGCONT)` finishes
 //! that call before it stops, and a SIGCONT discards a pending SIGSTOP. [`PartitionGate::
 //! enforce_stop`] (called by the scheduler shortly after the boundary, and until the stop is
 //! confirmed) re-sends SIGSTOP to every thread that is not stopped yet.
 
-use crate::backend::PartitionCgroup;
-use crate::backend::group_stop::{self, is_stopped_state, kill_group, signal_thread, thread_state};
-use crate::gate::PartitionGate;
+use crate::backend::interface::PartitionGate;
+use crate::backend::process::PartitionCgroup;
+use crate::backend::process::group_stop::{self, is_stopped_state, kill_group, signal_thread, thread_state};
 use std::io;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
