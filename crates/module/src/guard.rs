@@ -29,6 +29,14 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 /// How long a stop write may take before the guard holds the partition. Normal writes take
 /// 15-80 us here (p99 with restarts going on); a longer one is blocked.
 pub const GUARD_NS: i64 = 200_000;
+/// The least time a stop write is given before the guard holds its partition (a stop issued at
+/// or after its window end): a normal write takes 15-80 us, a hold costs a signal per thread.
+pub const GUARD_MIN_NS: i64 = 50_000;
+/// How long before a stop's due time the guard fires when the write is still blocked: the
+/// guard preempts the partition when its timer fires, which here is 1-3 us after the expiry
+/// (measured: with the timer at the window end, the partitions' last samples were a median
+/// 1 us and p90 3 us past it).
+pub const GUARD_LEAD_NS: i64 = 20_000;
 
 const IDLE: u64 = 0;
 /// Tags in the top bits of the state word; the low bits hold the partition index.
@@ -90,6 +98,18 @@ impl CoreGuard {
     pub fn arm(&self, p: usize) {
         self.state.store(ARMED | p as u64, Ordering::Release);
         self.set_timer(GUARD_NS);
+    }
+
+    /// [`CoreGuard::arm`] for a stop due at `due` (monotonic ns, the window's planned end),
+    /// issued at `now`: the guard fires [`GUARD_NS`] after the write began or
+    /// [`GUARD_LEAD_NS`] before `due`, whichever comes first, but never sooner than
+    /// [`GUARD_MIN_NS`] after the write began. The scheduler issues a stop its margin
+    /// (~100-200 us) before the window end, so with the bound counted from the write alone a
+    /// blocked write let the partition run ~100-600 us past its window (issue 10, the soak's
+    /// `slow_stop` class, docs/isolation.md).
+    pub fn arm_by(&self, p: usize, now: i64, due: i64) {
+        self.state.store(ARMED | p as u64, Ordering::Release);
+        self.set_timer((due - GUARD_LEAD_NS - now).clamp(GUARD_MIN_NS, GUARD_NS));
     }
 
     /// Called by the scheduler once the stop write returned: cancels the timer and, if the
@@ -218,6 +238,27 @@ mod tests {
             assert!(gate.unheld.load(Ordering::Acquire), "the hold was not undone after the write");
             assert_eq!(guard.holds.load(Ordering::Acquire), 1);
         });
+    }
+
+    #[test]
+    fn a_stop_due_soon_is_held_by_its_due_time_but_never_before_the_floor() {
+        let guard = CoreGuard::new().unwrap();
+        let done = AtomicBool::new(false);
+        // (due, relative to the write's start) -> the earliest the hold may come.
+        for (due, floor) in [(0, GUARD_MIN_NS), (-1_000_000, GUARD_MIN_NS), (10_000_000, GUARD_NS), (GUARD_NS, GUARD_NS - GUARD_LEAD_NS)] {
+            let gate = BlockingGate::default();
+            std::thread::scope(|s| {
+                s.spawn(|| guard.run(|| done.load(Ordering::Acquire), |_| &gate as &dyn PartitionGate));
+                let now = crate::backend::rt::now_ns();
+                guard.arm_by(1, now, now + due);
+                gate.request_stop().unwrap();
+                let held = guard.disarm(&gate).expect("the blocked write was held");
+                assert!(held.at_ns >= now + floor, "due {due}: held {} ns after the write began", held.at_ns - now);
+                done.store(true, Ordering::Release);
+                guard.wake();
+            });
+            done.store(false, Ordering::Release);
+        }
     }
 
     #[test]

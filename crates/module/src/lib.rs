@@ -4,7 +4,6 @@
 
 pub mod backend;
 pub mod control;
-pub mod event_sink;
 pub mod guard;
 pub mod hm;
 pub mod lifecycle;

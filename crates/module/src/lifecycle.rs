@@ -9,7 +9,6 @@
 
 use crate::backend::interface::{Partition, StartCheck, StartContext};
 use crate::backend::sys::{self, cvt};
-use crate::event_sink::EventSink;
 use crate::hm::{Action, HmTables, code_name, level_name};
 use crate::output::PartitionOutput;
 use crate::partition_events::{mode_name, start_condition_name};
@@ -17,6 +16,7 @@ use crate::run_state::{RunState, partition_state};
 use partita_abi::untrusted::{self, Request};
 use partita_abi::{HmReport, mode, start_condition, system_state};
 use partita_trace::Event;
+use partita_trace::stream::SummaryBuilder;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -25,6 +25,26 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 mod shm;
+
+/// Where events go: the trace file (if any), written as the events are drained, and the run
+/// summary, built event by event in bounded memory (`partita_trace::stream`): the module keeps
+/// no event, so its memory does not grow with the length of the run (docs/trace.md).
+pub struct EventSink {
+    pub file: Option<io::BufWriter<File>>,
+    pub summary: SummaryBuilder,
+}
+
+impl EventSink {
+    pub fn push(&mut self, e: Event) {
+        if let Some(f) = &mut self.file
+            && let Err(err) = e.write_line(f)
+        {
+            eprintln!("partita: cannot write the trace: {err}; it stops here");
+            self.file = None;
+        }
+        self.summary.push(&e);
+    }
+}
 
 /// What the lifecycle thread needs to (re)start one partition: its backend's handle, and the
 /// module's side (doorbell, output log).

@@ -9,10 +9,9 @@ use crate::backend::process::{Capabilities, ProcessBackend, ProcessOptions, prob
 use crate::backend::rt::{self, SCHEDULER_PRIORITY};
 use crate::backend::rt_throttle::{RtThrottle, Throttling};
 use crate::control::SharedControl;
-use crate::event_sink::EventSink;
 use crate::guard::CoreGuard;
 use crate::hm::HmTables;
-use crate::lifecycle::{Injection, Launch, Lifecycle, doorbell};
+use crate::lifecycle::{EventSink, Injection, Launch, Lifecycle, doorbell};
 use crate::plan::Plan;
 use crate::ports::udp::UdpLinks;
 use crate::run_state::{PartitionRun, RunState};
@@ -22,6 +21,7 @@ use partita_config::model::Module;
 use partita_trace::stream::SummaryBuilder;
 use partita_trace::summary::TraceSummary;
 use partita_trace::{CoreInfo, Event, PartitionInfo};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
@@ -261,7 +261,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     // (at least 1 s) keeps every window inside a piece.
     let longest_frame = state.plan.schedules.iter().map(|s| s.major_frame_ns).max().unwrap_or(0);
     let summary = SummaryBuilder::streaming(longest_frame.saturating_mul(2), SUMMARY_LIST_LIMIT);
-    let mut sink = EventSink::start(trace_file, summary).map_err(|e| format!("cannot start the trace consumer thread: {e}"))?;
+    let mut sink = EventSink { file: trace_file, summary };
     sink.push(module_start(&state, config_path, &mechanism));
     let mut lifecycle = Lifecycle::new(&state, launches, sink, Box::new(std::io::stdout()), hm, injections).map_err(|e| e.to_string())?;
     for i in 0..state.partitions.len() {
@@ -411,12 +411,8 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         "completed"
     };
     sink.push(Event::ModuleStop { t: state.rel(rt::now_ns()), frames, reason: reason.into() });
-    if sink.waited > 0 {
-        eprintln!("partita: the trace consumer fell behind {} times (the lifecycle thread waited for it)", sink.waited);
-    }
-    let (summary, write_error) = sink.finish();
-    if let Some(e) = write_error {
-        return Err(format!("cannot write the trace: {e}"));
+    if let Some(f) = &mut sink.file {
+        f.flush().map_err(|e| format!("cannot write the trace: {e}"))?;
     }
     // The run's cgroups are removed here, once every partition is gone.
     drop(backend);
@@ -424,7 +420,14 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     for line in udp.summary() {
         eprintln!("partita: {line}");
     }
-    Ok(RunReport { frames, summary, mechanism, capabilities: caps, interrupted: interrupted.load(Ordering::Relaxed), module_fault })
+    Ok(RunReport {
+        frames,
+        summary: sink.summary.finish(),
+        mechanism,
+        capabilities: caps,
+        interrupted: interrupted.load(Ordering::Relaxed),
+        module_fault,
+    })
 }
 
 /// Entries each list of the run summary keeps (mode changes, restarts, HM events, ...): the

@@ -63,7 +63,36 @@ impl Margin {
 /// A stop requested at a boundary, to be confirmed before the core's next one.
 struct PendingStop {
     partition: usize,
+    /// When the stop took effect (the write returned, or the guard held the partition first).
     requested_ns: i64,
+    /// The boundary (monotonic ns) and when the scheduler thread meant to wake and woke for it.
+    planned_end: i64,
+    wake_planned: i64,
+    woke: i64,
+    stop: StopIssue,
+}
+
+impl PendingStop {
+    /// A stop issued as the run ends (`now`): no planned boundary but the end itself.
+    fn at_run_end(partition: usize, stop: StopIssue, now: i64) -> PendingStop {
+        PendingStop { partition, requested_ns: stop.effective(), planned_end: now, wake_planned: now, woke: now, stop }
+    }
+}
+
+/// When [`leave`] issued a stop write, when the write returned and when the core guard held
+/// the partition (monotonic ns): traced (`stop_times`) to tell a late stop's cause.
+#[derive(Clone, Copy)]
+struct StopIssue {
+    issued: i64,
+    returned: i64,
+    held: Option<i64>,
+}
+
+impl StopIssue {
+    /// When the partition could no longer run: the write returned, or the guard held it.
+    fn effective(&self) -> i64 {
+        self.held.map_or(self.returned, |h| h.min(self.returned))
+    }
 }
 
 /// Runs core `core` until the run ends; returns the number of frames it completed.
@@ -131,7 +160,17 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             // margin): the margin could not have helped, so only the work counts.
             let from = wake_at.max(clock.now_ns());
             clock.sleep_until(wake_at);
-            confirm_stops(state, core, &mut pending, open.map(|o| o.0));
+            let woke = clock.now_ns();
+            // Stops requested at earlier boundaries are checked once this boundary's stop is
+            // issued: a check reads the kernel's state and can be slow (the soak saw stops
+            // issued up to 1.2 ms late behind it: its `late_issue` class, docs/isolation.md).
+            // An earlier stop of the partition ending here is checked first, while its window
+            // is still open, so that one not confirmed before that window is reported as such.
+            let open_before = open.map(|o| o.0);
+            let mut earlier = std::mem::take(&mut pending);
+            if earlier.iter().any(|s| b.end.is_some_and(|e| e.0 == s.partition)) {
+                confirm_stops(state, core, &mut earlier, open_before, clock);
+            }
             let acted = clock.now_ns();
             // A window followed at once by another of the same partition: it keeps running.
             let continuing = matches!((b.end, b.start), (Some((e, ..)), Some((s, _))) if e == s);
@@ -146,12 +185,22 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
                         planned: state.rel(planned),
                     },
                 );
-                if !continuing && let Some(requested_ns) = leave(state, core, p, clock) {
-                    pending.push(PendingStop { partition: p, requested_ns });
+                if !continuing && let Some(stop) = leave(state, core, p, clock, Some(planned)) {
+                    pending.push(PendingStop {
+                        partition: p,
+                        requested_ns: stop.effective(),
+                        planned_end: planned,
+                        wake_planned: wake_at,
+                        woke,
+                        stop,
+                    });
                 }
                 report_probe(state, core, p, frame_start + start_offset, clock);
                 open = None;
             }
+            confirm_stops(state, core, &mut earlier, open_before, clock);
+            earlier.append(&mut pending);
+            pending = earlier;
             // Released while this thread holds the core, unless the partition is released as
             // a whole and also runs on other cores (its threads there would start before the
             // boundary). Gated per core, its threads here are pinned here.
@@ -221,13 +270,14 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             core,
             Event::WindowEnd { t: state.rel(now), core: core as u32, partition: plan.partitions[p].id, window: 0, planned: state.rel(now) },
         );
-        if let Some(requested_ns) = leave(state, core, p, clock) {
-            pending.push(PendingStop { partition: p, requested_ns });
+        if let Some(stop) = leave(state, core, p, clock, None) {
+            pending.push(PendingStop::at_run_end(p, stop, now));
         }
     }
     if let Some((p, planned)) = open {
-        if let Some(requested_ns) = leave(state, core, p, clock) {
-            pending.push(PendingStop { partition: p, requested_ns });
+        let now = clock.now_ns();
+        if let Some(stop) = leave(state, core, p, clock, None) {
+            pending.push(PendingStop::at_run_end(p, stop, now));
         }
         report_probe(state, core, p, planned, clock);
     }
@@ -235,7 +285,7 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     let deadline = clock.now_ns() + 500_000_000;
     while !pending.is_empty() && clock.now_ns() < deadline {
         clock.sleep_until(clock.now_ns() + 100_000);
-        confirm_stops(state, core, &mut pending, None);
+        confirm_stops(state, core, &mut pending, None, clock);
     }
     for s in pending {
         eprintln!("partita: partition {} did not stop within 0.5 s of the end of the run", state.plan.partitions[s.partition].name);
@@ -283,7 +333,7 @@ fn next_wake(list: &[Boundary], i: usize, frame_start: i64, maf: i64) -> i64 {
 /// Checks the stops requested at earlier boundaries; the confirmed ones are traced with the
 /// instant they took effect (the request, made while the partition could not run).
 /// `open_here`: the partition whose window is open on this core.
-fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, open_here: Option<usize>) {
+fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, open_here: Option<usize>, clock: &dyn Clock) {
     pending.retain(|s| {
         let run = &state.partitions[s.partition];
         let per_core = run.gate.core(core);
@@ -293,6 +343,7 @@ fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, 
         let stopped = if released_again { gate.is_stopped() } else { gate.enforce_stop() };
         match stopped {
             Ok(true) => {
+                emit_stop_times(state, core, s, Some(clock.now_ns()), clock);
                 state.emit(
                     core,
                     Event::PartitionStopped {
@@ -312,6 +363,7 @@ fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, 
                     state.plan.partitions[s.partition].name,
                     state.rel(s.requested_ns) as f64 / 1e6
                 );
+                emit_stop_times(state, core, s, None, clock);
                 state.emit(
                     core,
                     Event::PartitionStopped {
@@ -329,6 +381,26 @@ fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, 
             }
         }
     });
+}
+
+/// Traces how the stop `s` went (`stop_times`); `confirmed`: when its completion was seen.
+fn emit_stop_times(state: &RunState, core: usize, s: &PendingStop, confirmed: Option<i64>, clock: &dyn Clock) {
+    state.emit(
+        core,
+        Event::StopTimes {
+            t: state.rel(confirmed.unwrap_or_else(|| clock.now_ns())),
+            core: core as u32,
+            partition: state.plan.partitions[s.partition].id,
+            planned_end: state.rel(s.planned_end),
+            wake_planned: state.rel(s.wake_planned),
+            woke: state.rel(s.woke),
+            issued: state.rel(s.stop.issued),
+            returned: state.rel(s.stop.returned),
+            held: s.stop.held.map(|h| state.rel(h)),
+            effective: state.rel(s.requested_ns),
+            confirmed: confirmed.map(|c| state.rel(c)),
+        },
+    );
 }
 
 /// First check of a chased stop after the boundary: the outgoing partition's threads need
@@ -352,7 +424,7 @@ fn chase_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, op
             return;
         }
         clock.sleep_until(at);
-        confirm_stops(state, core, pending, open_here);
+        confirm_stops(state, core, pending, open_here, clock);
         step = (step * 2).min(CHASE_MAX_NS);
     }
 }
@@ -398,8 +470,10 @@ fn arm_probe(state: &RunState, core: usize, p: usize, planned: i64) -> bool {
 }
 
 /// Closes partition `p`'s window on `core` and requests its stop there (gated per core), or
-/// as a whole unless another core still has it open. Returns when the stop was requested.
-fn leave(state: &RunState, core: usize, p: usize, clock: &dyn Clock) -> Option<i64> {
+/// as a whole unless another core still has it open; `due`: the window's planned end (the
+/// core guard holds a blocked write no later than then). Returns when the stop was issued and
+/// took effect.
+fn leave(state: &RunState, core: usize, p: usize, clock: &dyn Clock, due: Option<i64>) -> Option<StopIssue> {
     let run = &state.partitions[p];
     // Saturating: an inactive partition was never counted in.
     let before = run.active_cores.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1)).unwrap_or(0);
@@ -412,8 +486,10 @@ fn leave(state: &RunState, core: usize, p: usize, clock: &dyn Clock) -> Option<i
     // A write blocked in the kernel must not leave the partition running (guard.rs).
     let guard = state.guards.get(core).and_then(Option::as_ref);
     let asked = clock.now_ns();
-    if let Some(g) = guard {
-        g.arm(p);
+    match (guard, due) {
+        (Some(g), Some(due)) => g.arm_by(p, asked, due),
+        (Some(g), None) => g.arm(p),
+        _ => {}
     }
     let stopped = gate.request_stop();
     let done = clock.now_ns();
@@ -429,7 +505,7 @@ fn leave(state: &RunState, core: usize, p: usize, clock: &dyn Clock) -> Option<i
     }
     match stopped {
         // Held: the partition stopped when the guard's signals were sent.
-        Ok(()) => Some(held.map_or(done, |h| h.at_ns.min(done))),
+        Ok(()) => Some(StopIssue { issued: asked, returned: done, held: held.map(|h| h.at_ns) }),
         Err(e) => {
             eprintln!("partita: cannot stop partition {}: {e}", state.plan.partitions[p].name);
             None

@@ -40,6 +40,8 @@ struct RecordingGate {
     partition: u32,
     clock: Arc<VirtualClock>,
     log: Log,
+    /// Also log each check of a stop ("check").
+    checks: bool,
 }
 
 impl PartitionGate for RecordingGate {
@@ -48,6 +50,9 @@ impl PartitionGate for RecordingGate {
         Ok(())
     }
     fn is_stopped(&self) -> std::io::Result<bool> {
+        if self.checks {
+            self.log.lock().unwrap().push((self.clock.now_ns(), self.partition, "check"));
+        }
         Ok(true)
     }
     fn release(&self) -> std::io::Result<()> {
@@ -87,6 +92,11 @@ fn setup(frames: u64) -> (RunState, Arc<VirtualClock>, Log) {
 
 /// `module` run for `frames` frames on a clock that moves `tick` ns per reading.
 fn setup_with(module: &str, frames: u64, tick: i64) -> (RunState, Arc<VirtualClock>, Log) {
+    setup_logging(module, frames, tick, false)
+}
+
+/// [`setup_with`]; `checks`: the gates also log each check of a stop.
+fn setup_logging(module: &str, frames: u64, tick: i64, checks: bool) -> (RunState, Arc<VirtualClock>, Log) {
     let checked = check_text(module, Path::new("/nonexistent"));
     assert!(checked.is_valid(), "{:#?}", checked.diagnostics);
     let plan = Plan::new(checked.module.as_ref().unwrap());
@@ -96,7 +106,7 @@ fn setup_with(module: &str, frames: u64, tick: i64) -> (RunState, Arc<VirtualClo
     let partitions = (0..plan.partitions.len())
         .map(|i| PartitionRun {
             control: SharedControl::create(&plan, i, EPOCH).unwrap(),
-            gate: std::sync::Arc::new(RecordingGate { partition: plan.partitions[i].id, clock: clock.clone(), log: log.clone() }),
+            gate: std::sync::Arc::new(RecordingGate { partition: plan.partitions[i].id, clock: clock.clone(), log: log.clone(), checks }),
             active_cores: AtomicU32::new(0),
             state: AtomicU32::new(0),
             pending_probe: (0..plan.cores.len()).map(|_| AtomicI64::new(0)).collect(),
@@ -236,4 +246,29 @@ fn a_partition_whose_windows_follow_each_other_keeps_running_across_them() {
     let starts = ev.iter().filter(|e| matches!(e, Event::WindowStart { .. })).count();
     let ends = ev.iter().filter(|e| matches!(e, Event::WindowEnd { .. })).count();
     assert_eq!((starts, ends), (6, 6), "{ev:?}");
+}
+
+/// A stop is issued before the stops of earlier boundaries are checked (a check reads the
+/// kernel's state and may be slow: issue 10's `late_issue` class), and each stop is traced with
+/// its times in order.
+#[test]
+fn a_stop_is_issued_before_earlier_stops_are_checked_and_traced_with_its_times() {
+    let (state, clock, log) = setup_logging(MODULE, 2, 1_000, true);
+    run_core(&state, 0, clock.as_ref());
+    let log = log.lock().unwrap().clone();
+    let ms = 1_000_000;
+    // At 15 ms B's window ends while A's stop of 10 ms is still to be checked.
+    let at_15: Vec<(u32, &str)> =
+        log.iter().filter(|(t, ..)| (EPOCH + 15 * ms - EARLY..=EPOCH + 15 * ms).contains(t)).map(|&(_, p, a)| (p, a)).collect();
+    assert_eq!(at_15, [(2, "stop"), (1, "check")], "{log:?}");
+    let times: Vec<Event> = events(&state).into_iter().filter(|e| matches!(e, Event::StopTimes { .. })).collect();
+    assert_eq!(times.len(), 4, "A and B, two frames: {times:?}");
+    for e in &times {
+        let Event::StopTimes { planned_end, wake_planned, woke, issued, returned, held, effective, confirmed, .. } = *e else {
+            unreachable!()
+        };
+        assert!(wake_planned < planned_end && wake_planned <= woke && woke <= issued && issued <= returned, "{e:?}");
+        assert_eq!((held, effective), (None, returned), "{e:?}");
+        assert!(confirmed.is_some_and(|c| c >= returned), "{e:?}");
+    }
 }

@@ -42,6 +42,30 @@ pub enum Event {
         core: u32,
         partition: u32,
     },
+    /// How the stop of `partition` at a window end on `core` went (module time, ns), emitted
+    /// once the stop is confirmed, or found unconfirmed at the partition's next window: so that
+    /// a partition seen running past its planned end can be told apart as a late wake-up of the
+    /// scheduler thread (`woke` after `planned_end`), a stop write that blocked (`returned` or
+    /// `held` after `planned_end`) or a run after the stop took effect (an isolation hole).
+    /// `wake_planned`: when the thread meant to wake (the boundary less its margin); `woke`:
+    /// when it did; `issued` / `returned`: the stop write; `held`: when the core guard had sent
+    /// SIGSTOP to every thread (a write blocked beyond the guard's delay); `effective`: when the
+    /// module counts the partition as stopped (`min(returned, held)`, the `partition_stopped`
+    /// time); `confirmed`: when the kernel's confirmation was seen (None: not before the next
+    /// window). `t`: the check that saw it.
+    StopTimes {
+        t: i64,
+        core: u32,
+        partition: u32,
+        planned_end: i64,
+        wake_planned: i64,
+        woke: i64,
+        issued: i64,
+        returned: i64,
+        held: Option<i64>,
+        effective: i64,
+        confirmed: Option<i64>,
+    },
     /// The partition's first code ran on `core` after the window start planned at `planned`:
     /// the partition switch cost (PCS) is `t - planned`.
     PartitionRunning {
@@ -209,6 +233,7 @@ impl Event {
             | Event::WindowStart { t, .. }
             | Event::WindowEnd { t, .. }
             | Event::PartitionStopped { t, .. }
+            | Event::StopTimes { t, .. }
             | Event::PartitionRunning { t, .. }
             | Event::ProcessDispatch { t, .. }
             | Event::ModeChange { t, .. }

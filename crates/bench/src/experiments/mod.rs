@@ -21,6 +21,7 @@ pub mod slot_loss;
 pub mod soak;
 pub mod soak_check;
 pub mod soak_load;
+pub mod soak_outside;
 pub mod soak_parts;
 pub mod soak_report;
 pub mod spinlock;

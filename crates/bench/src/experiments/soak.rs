@@ -10,6 +10,7 @@
 
 use super::soak_check::{Channels, ChunkedCheck, Plan, PlannedWindow, SampleCheck, TraceStats, TraceTail, rss_and_fds, slope_per_hour};
 use super::soak_load::HostLoad;
+use super::soak_outside::{Attribution, Class, StealStep, StealWatch, steal_near};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use crate::module_run::{ModuleChild, machine_lock, seconds, tail};
 use crate::stats::Summary;
@@ -183,6 +184,8 @@ struct Soaking {
     trace: TraceStats,
     chunks: ChunkedCheck,
     samples: BTreeMap<String, SampleCheck>,
+    /// The same intervals matched with what the module did at their windows (soak_outside.rs).
+    attribution: Attribution,
     channels: Channels,
     /// Whole-run lateness and PCS per core.
     lateness: BTreeMap<u32, Vec<f64>>,
@@ -204,9 +207,24 @@ impl Soaking {
         };
         if let Some(r) = rest.strip_prefix("ran ") {
             self.samples.entry(name.to_string()).or_default().ran(&self.plan, name, r);
+            let mut it = r.split_whitespace().filter_map(|v| v.parse::<i64>().ok());
+            if let (Some(a), Some(b)) = (it.next(), it.next())
+                && TIME_PARTITIONS.contains(&name)
+            {
+                self.attribution.interval(name, a, b);
+            }
         } else if let Some(r) = rest.strip_prefix("chan ") {
             self.channels.line(name == "Producer", r);
         }
+    }
+
+    /// Accounts trace events just read.
+    fn feed_trace(&mut self, events: &[partita_trace::Event], last: bool) {
+        self.trace.feed(events);
+        self.chunks.feed(events);
+        self.chunks.check(last);
+        self.attribution.feed(events, &TIME_PARTITIONS);
+        self.attribution.settle(&self.plan, last);
     }
 
     /// The stderr line of a segment ending `at` seconds after the start.
@@ -233,12 +251,15 @@ impl Soaking {
         let q = |k: &str| ch.get(false, "q", k);
         let mem = self.memory.last().map_or("-".into(), |m| format!("{:.1} MiB {} fds", m.1 / 1048576.0, m.2));
         format!(
-            "soak {at:>6.0} s: windows {}/{} started ({} after the planned end), overlaps {}, samples outside {outside}/{checked}, lateness p50/p99/max us{per_core}, \
-             pcs{pcs_line}, hm {}, restarts {}, q sent {} received {} lost {} dup {} reord {} torn {}, s received {} torn {}, module {mem}",
+            "soak {at:>6.0} s: windows {}/{} started ({} after the planned end), overlaps {}, samples outside {outside}/{checked} ({}; outside the enforced window {} of {}), \
+             lateness p50/p99/max us{per_core}, pcs{pcs_line}, hm {}, restarts {}, q sent {} received {} lost {} dup {} reord {} torn {}, s received {} torn {}, module {mem}",
             self.trace.windows_started,
             self.plan.planned_before(self.trace.last_t.min(self.trace.end_ns)),
             self.trace.windows_after_end,
             self.chunks.overlaps,
+            self.attribution.classes_line(),
+            self.attribution.outside_enforced,
+            self.attribution.checked,
             self.trace.hm.values().sum::<u64>(),
             self.trace.restarts.values().sum::<u64>(),
             ch.get(true, "q", "sent"),
@@ -363,6 +384,7 @@ impl Experiment for Soak {
             trace: TraceStats::ending_at((secs * 1_000_000_000).div_ceil(MAF_NS as u64) as i64 * MAF_NS),
             chunks: ChunkedCheck::new(3 * MAF_NS),
             samples: BTreeMap::new(),
+            attribution: Attribution::default(),
             channels: Channels::default(),
             lateness: BTreeMap::new(),
             pcs: BTreeMap::new(),
@@ -371,6 +393,7 @@ impl Experiment for Soak {
             module_lines: Vec::new(),
         };
         let mut tail_reader = TraceTail::new(trace_path.clone());
+        let steal_watch = StealWatch::start();
         let started = Instant::now();
         let (mut next_sample, mut next_segment) = (0.0f64, segment as f64);
         let mut signalled = 0;
@@ -380,9 +403,7 @@ impl Experiment for Soak {
                 s.line(&line);
             }
             let events = tail_reader.read_new();
-            s.trace.feed(&events);
-            s.chunks.feed(&events);
-            s.chunks.check(false);
+            s.feed_trace(&events, false);
             let at = started.elapsed().as_secs_f64();
             // Up to the duration: later the module is stopping (its descriptors closing).
             if at >= next_sample && at < secs as f64 {
@@ -424,13 +445,13 @@ impl Experiment for Soak {
             s.line(&line);
         }
         let events = tail_reader.read_new();
-        s.trace.feed(&events);
-        s.chunks.feed(&events);
-        s.chunks.check(true);
+        s.feed_trace(&events, true);
+        let steal = steal_watch.finish();
         let (stderr, stderr_kinds) = err.and_then(|h| h.join().ok()).unwrap_or_default();
         let line = s.segment(started.elapsed().as_secs_f64());
         eprintln!("partita: bench {line} (end)");
         record(ctx, &s, &injected, &tail_reader, &stderr_kinds);
+        record_outside(ctx, &s.attribution, &steal);
         ctx.sample("host_load_cgroup_ops", Unit::Count, load.churn_ops.load(std::sync::atomic::Ordering::Relaxed) as f64);
         drop(load);
         if signalled > 0 {
@@ -440,6 +461,57 @@ impl Experiment for Soak {
             return Err(format!("partita run failed ({status}):\n{}", tail(&stderr, 10)));
         }
         Ok(())
+    }
+}
+
+/// The outside intervals by cause, the enforced-window check, stop and wake-up lateness, and
+/// the first outside intervals explained (docs/isolation.md "Samples outside windows").
+fn record_outside(ctx: &mut RunContext, a: &Attribution, steal: &[StealStep]) {
+    ctx.sample("samples_outside_planned", Unit::Count, a.outside_planned() as f64);
+    for c in Class::ALL {
+        ctx.sample(&format!("samples_outside_{}", c.key()), Unit::Count, a.classes.get(&c).copied().unwrap_or(0) as f64);
+    }
+    ctx.sample("samples_outside_enforced", Unit::Count, a.outside_enforced as f64);
+    ctx.sample("samples_unchecked_enforced", Unit::Count, a.unchecked_enforced as f64);
+    for (core, v) in &a.stop_lateness {
+        ctx.samples(&format!("stop_lateness_core{core}_ns"), Unit::Ns, v.iter().copied());
+    }
+    for (core, v) in &a.wake_lateness {
+        ctx.samples(&format!("stop_wake_lateness_core{core}_ns"), Unit::Ns, v.iter().copied());
+    }
+    ctx.sample("host_steal_ticks", Unit::Count, steal.iter().map(|s| s.ticks).sum::<u64>() as f64);
+    // Steal within 50 ms of the window end (ticks of 10 ms, read every 10 ms): the host.
+    let near = |o: &super::soak_outside::Outside| {
+        let (pe, epoch) = (o.planned.1, a.epoch_monotonic_ns);
+        let until = o.stop.map_or(o.end, |r| r.effective.max(o.end));
+        steal_near(steal, epoch + pe, epoch + until, 50_000_000)
+    };
+    let mut by_partition: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+    let mut past_end: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for o in &a.outside {
+        *by_partition.entry((o.partition.as_str(), o.class.key())).or_default() += 1;
+        past_end.entry(o.class.key()).or_default().push((o.end - o.planned.1).max(0) as f64);
+    }
+    // How far past the planned end each class ran (its partitions' own last samples).
+    for (class, v) in past_end {
+        ctx.samples(&format!("samples_outside_past_end_{class}_ns"), Unit::Ns, v);
+    }
+    for ((partition, class), n) in by_partition {
+        ctx.sample(&format!("samples_outside_{class}_{partition}"), Unit::Count, n as f64);
+    }
+    // A late wake-up right after the partition itself lost its CPU: the virtual CPU stalled.
+    let stalled = a.outside.iter().filter(|o| o.class == Class::LateWake && o.gap_before.is_some()).count();
+    ctx.sample("samples_outside_late_wake_after_stall", Unit::Count, stalled as f64);
+    for c in Class::ALL {
+        let n = a.outside.iter().filter(|o| o.class == c && o.restart_before.is_some()).count();
+        ctx.sample(&format!("samples_outside_{}_after_restart", c.key()), Unit::Count, n as f64);
+    }
+    ctx.sample("samples_outside_with_steal", Unit::Count, a.outside.iter().filter(|o| near(o) > 0).count() as f64);
+    for u in &a.enforced_first {
+        ctx.note(format!("outside the enforced window: {}", u.describe()));
+    }
+    for o in a.outside.iter().take(30) {
+        ctx.note(format!("outside: {}; host steal nearby {} ticks", o.describe(), near(o)));
     }
 }
 

@@ -29,17 +29,23 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The part of `[start, end]` (module time) that lies outside every window of `partition`,
-    /// in ns (0: inside one window). An interval can only be inside one window: the time
-    /// partitions' windows are never back to back.
+    /// How far `[start, end]` (module time) reaches outside the nearest window of `partition`,
+    /// in ns: before its start plus past its end (0: inside one window). An interval can only
+    /// be inside one window: the time partitions' windows are never back to back. Measured
+    /// from the window's edges, not as the interval's length outside it: an interval of one
+    /// sample (`ran T T`, a partition that read the clock once after a late stop) has no
+    /// length, and was once counted inside every window that way.
     pub fn outside(&self, partition: &str, start: i64, end: i64) -> i64 {
         let frame = start.div_euclid(self.major_frame_ns) * self.major_frame_ns;
-        let mut best = end - start;
+        // A partition without windows: any run is outside.
+        let mut best = (end - start).max(1);
+        let mut first = true;
         for w in self.windows.iter().filter(|w| w.partition == partition) {
             for f in [frame - self.major_frame_ns, frame, frame + self.major_frame_ns] {
                 let (a, b) = (f + w.start_ns, f + w.end_ns);
-                let inside = (end.min(b) - start.max(a)).max(0);
-                best = best.min(end - start - inside);
+                let out = (a - start).max(0) + (end - b).max(0);
+                best = if first { out } else { best.min(out) };
+                first = false;
             }
         }
         best
@@ -305,13 +311,17 @@ mod tests {
         assert_eq!(p.outside("A", 1061, 1079), 0);
         assert_eq!(p.outside("A", 1030, 1045), 5, "5 ns past the end of the window");
         assert_eq!(p.outside("A", 195, 205), 5, "started 5 ns before the next frame's window");
-        assert_eq!(p.outside("B", 0, 5), 5);
+        assert_eq!(p.outside("B", 0, 5), 10, "ends 5 ns before its window, which starts at 10");
+        assert_eq!(p.outside("A", 1045, 1045), 5, "one sample 5 ns past the window's end");
+        assert_eq!(p.outside("A", 1040, 1040), 0, "one sample at the window's end");
         assert_eq!(p.outside("C", 0, 5), 5, "a partition without windows is outside");
+        assert_eq!(p.outside("C", 3, 3), 1);
         let mut c = SampleCheck::default();
         c.ran(&p, "A", "1061 1079");
         c.ran(&p, "A", "1030 1045");
         c.ran(&p, "A", "garbage");
-        assert_eq!(c, SampleCheck { intervals: 2, outside: 1, max_outside_ns: 5 });
+        c.ran(&p, "A", "1047 1047");
+        assert_eq!(c, SampleCheck { intervals: 3, outside: 2, max_outside_ns: 7 });
         assert_eq!(p.planned_before(0), 0);
         assert_eq!(p.planned_before(200), 6);
         assert_eq!(p.planned_before(211), 8);

@@ -7,13 +7,14 @@ use crate::report::svg::{Axes, Series, cdf_chart, line_chart};
 use crate::report::{ExperimentData, chart, notes, params_label, section_head, stats_table, table};
 
 /// The figures of the verdict table, in order: (metric, what it is).
-const VERDICT: [(&str, &str); 16] = [
+const VERDICT: [(&str, &str); 17] = [
     ("windows_planned", "windows planned"),
     ("windows_started", "windows started"),
     ("overlaps", "overlaps (trace)"),
     ("trace_out_of_window", "runs outside windows (trace)"),
     ("samples_checked", "own-clock run intervals checked"),
-    ("samples_outside", "of them outside their windows"),
+    ("samples_outside", "of them outside their planned windows"),
+    ("samples_outside_enforced", "of them outside the windows as enforced (isolation)"),
     ("restarts", "partition restarts"),
     ("chan_q_sent", "queuing: sent"),
     ("chan_q_received", "queuing: received"),
