@@ -238,7 +238,7 @@ fn denied_calls_signals_ptrace_and_exec_achieve_nothing() {
     let ignored = ("ILLEGAL_REQUEST".to_string(), "IGNORE".to_string());
     assert_eq!(events, vec![ignored; denied.len() + 1], "{out}");
     // PID 1 of its own namespace alone: no other process to kill (ESRCH = 3), none of the
-    // 32767 pids reached anything, its process group is its own, and its own SIGKILL is
+    // 4095 pids reached anything, its process group is its own, and its own SIGKILL is
     // ignored (it printed the lines after it).
     assert_eq!(outcome(&c, "kill_all"), "-1 3", "{out}");
     assert_eq!(outcome(&c, "kill_pids"), "0 3", "{out}");
@@ -312,9 +312,117 @@ fn a_memory_hog_is_stopped_by_its_memory_limit() {
     let out = &c.ran.stdout;
     // SCHED_OTHER (0): the hog demoted itself before touching (see hostile.c).
     assert_eq!(outcome(&c, "hog_start"), "0 0", "{out}");
-    // The OOM killer stopped it inside its 64 MiB (no allocation failed first): a
-    // MEMORY_VIOLATION of that partition, IDLE by default, and of nobody else.
+    // Stopped at its 64 MiB (no allocation failed first): a MEMORY_VIOLATION of that partition,
+    // IDLE by default, and of nobody else.
     assert!(!attacks(&c).iter().any(|(n, _)| n == "hog"), "{out}");
+    assert_eq!(hm(&c, HOSTILE), [("MEMORY_VIOLATION".to_string(), "IDLE".to_string())], "{out}");
+    // The module's memory limit guard, not the kernel's OOM killer, ended it (demoted first);
+    // with the OOM killer off and no guard, it would have waited at its limit for ever.
+    assert!(c.ran.stderr.contains("partition Hostile reached its memory limit (67108864 bytes)"), "{}", c.ran.stderr);
+    assert_others_untouched(dir.path(), &c);
+}
+
+/// The signal-sending calls a partition makes with a signal that may end or stop a process go
+/// to the module's broker, which demotes the processes the signal ends or stops before the call
+/// runs (docs/isolation.md, "Exits"): forked children (at the priority of the APEX process that
+/// forked them) end or stop themselves, or are signalled by the partition, by kill, tgkill and
+/// pidfd_send_signal, kill of its process group; a blocked SIGTERM shows the demotion before the
+/// signal is delivered.
+#[test]
+fn signals_that_end_or_stop_a_process_demote_it_first() {
+    if !privileged() {
+        return;
+    }
+    let (dir, c) = attack("signals", None, "");
+    let out = &c.ran.stdout;
+    const FIFO: &str = "1 0";
+    const OTHER: &str = "0 0";
+    // The APEX process and so its children start real-time.
+    assert_eq!(outcome(&c, "policy_before"), FIFO, "{out}");
+    assert_eq!(outcome(&c, "sigterm_blocked_before"), FIFO, "{out}");
+    // Demoted by the broker before its kill(getpid(), SIGTERM) ran; the signal, unblocked,
+    // then ended it (-15).
+    assert_eq!(outcome(&c, "sigterm_blocked_after"), OTHER, "{out}");
+    assert_eq!(outcome(&c, "sigterm_blocked_end"), "-15 0", "{out}");
+    // A caught signal ends nothing: no demotion.
+    assert_eq!(outcome(&c, "sigusr1_caught"), FIFO, "{out}");
+    assert_eq!(outcome(&c, "sigusr1_caught_end"), "0 0", "{out}");
+    // SIGKILL to itself (kill, tgkill) is let through: the child died of it (-9).
+    assert_eq!(outcome(&c, "sigkill_self"), "-9 0", "{out}");
+    assert_eq!(outcome(&c, "tgkill_self"), "-9 0", "{out}");
+    // SIGSTOP to itself: stopped (1000 + 19), demoted; the partition's SIGKILL then ends it.
+    assert_eq!(outcome(&c, "sigstop_self"), "1019 0", "{out}");
+    assert_eq!(outcome(&c, "sigstop_self_policy"), OTHER, "{out}");
+    assert_eq!(outcome(&c, "sigstop_self_end"), "-9 0", "{out}");
+    // The partition's SIGTERM to a child (blocked there), by pid, by pidfd and to its process
+    // group (PID 1 included, which the kernel spares): the child demoted first.
+    for how in ["kill", "pidfd", "group"] {
+        assert_eq!(outcome(&c, &format!("{how}_sigterm_sent")), "0 0", "{how}:\n{out}");
+        assert_eq!(outcome(&c, &format!("{how}_sigterm_child")), OTHER, "{how}:\n{out}");
+        assert_eq!(outcome(&c, &format!("{how}_sigterm_end")), "-15 0", "{how}:\n{out}");
+    }
+    // Its own PID 1: the kernel drops both signals, and the broker demoted nothing of it.
+    assert_eq!(outcome(&c, "init_sigterm"), "0 0", "{out}");
+    assert_eq!(outcome(&c, "init_sigkill"), "0 0", "{out}");
+    assert_eq!(outcome(&c, "policy_after"), FIFO, "{out}");
+    assert_eq!(hm(&c, HOSTILE), [], "{out}");
+    assert_others_untouched(dir.path(), &c);
+}
+
+/// A stream of brokered signals (a caught SIGUSR1 to itself, without pause) keeps the module's
+/// broker thread busy; the other partitions, on its core and on the other, lose nothing.
+#[test]
+fn a_stream_of_brokered_signals_harms_only_the_partition() {
+    if !privileged() {
+        return;
+    }
+    let (dir, c) = attack("sigflood", None, "");
+    let out = &c.ran.stdout;
+    assert_eq!(outcome(&c, "sigflood"), "1000 0", "{out}");
+    assert!(!out.contains("sigflood_failed"), "{out}");
+    assert_eq!(hm(&c, HOSTILE), [], "{out}");
+    assert_others_untouched(dir.path(), &c);
+}
+
+/// A process the partition forked that faults (SIGSEGV, SIGILL, SIGABRT) inherits the runtime's
+/// handlers, whose last resort ends it with exit_group(128 + signal) (through the broker, which
+/// demotes it), never by the signal's default action.
+#[test]
+fn faulting_children_end_through_exit_group() {
+    if !privileged() {
+        return;
+    }
+    let (dir, c) = attack("faults", None, "");
+    let out = &c.ran.stdout;
+    assert_eq!(outcome(&c, "child_segv"), "139 0", "{out}");
+    assert_eq!(outcome(&c, "child_sigill"), "132 0", "{out}");
+    assert_eq!(outcome(&c, "child_abort"), "134 0", "{out}");
+    assert_eq!(hm(&c, HOSTILE), [], "{out}");
+    assert_others_untouched(dir.path(), &c);
+}
+
+/// A fault on a thread that is neither an APEX process nor the initialization process: the
+/// runtime's last resort ends the whole program with exit_group(139), and the module reads that
+/// status as the MEMORY_VIOLATION it stands for.
+#[test]
+fn a_fault_on_a_thread_that_is_not_a_process_ends_the_program_through_exit_group() {
+    if !privileged() {
+        return;
+    }
+    let (dir, c) = attack("thread_fault", None, &table("MEMORY_VIOLATION", "IDLE"));
+    let out = &c.ran.stdout;
+    assert_eq!(outcome(&c, "thread_fault"), "0 0", "{out}");
+    let exits: Vec<&str> = c
+        .ran
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::PartitionExit { partition, reason, .. } if *partition == HOSTILE => Some(reason.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(exits, ["exited with status 139"], "{out}\n{}", c.ran.stderr);
+    assert!(format!("{out}{}", c.ran.stderr).contains("partita-apex: fatal signal 11"), "{out}\n{}", c.ran.stderr);
     assert_eq!(hm(&c, HOSTILE), [("MEMORY_VIOLATION".to_string(), "IDLE".to_string())], "{out}");
     assert_others_untouched(dir.path(), &c);
 }

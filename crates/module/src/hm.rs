@@ -27,6 +27,15 @@ pub fn code_of_exit(signal: Option<i32>) -> u32 {
     }
 }
 
+/// The fault signal a program's exit status stands for: the partition runtime's last resort
+/// (crates/apex `kernel/faults.rs`) ends a process that faulted beyond repair with
+/// `exit_group(128 + signal)` rather than by the signal itself (docs/isolation.md, "Exits"), so
+/// that the module's broker demotes its threads first. Other statuses: None.
+pub fn fault_of_exit_status(code: i32) -> Option<i32> {
+    let sig = code - 128;
+    [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGSYS, libc::SIGILL, libc::SIGABRT].contains(&sig).then_some(sig)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,5 +106,16 @@ mod tests {
         assert_eq!(code_by_name("POWER_FAIL"), None);
         assert_eq!(code_of_exit(Some(libc::SIGFPE)), error_code::NUMERIC_ERROR);
         assert_eq!(code_of_exit(None), error_code::ILLEGAL_REQUEST);
+    }
+
+    #[test]
+    fn the_runtime_last_resort_status_is_its_fault() {
+        assert_eq!(fault_of_exit_status(128 + libc::SIGSEGV), Some(libc::SIGSEGV));
+        assert_eq!(code_of_exit(fault_of_exit_status(128 + libc::SIGABRT)), error_code::APPLICATION_ERROR);
+        assert_eq!(code_of_exit(fault_of_exit_status(128 + libc::SIGFPE)), error_code::NUMERIC_ERROR);
+        // Not a fault signal (SIGKILL, SIGTERM), or an ordinary status: a program that exits.
+        for code in [0, 1, 127, 128, 128 + libc::SIGKILL, 128 + libc::SIGTERM, 255] {
+            assert_eq!(fault_of_exit_status(code), None, "{code}");
+        }
     }
 }

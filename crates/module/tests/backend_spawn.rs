@@ -162,6 +162,32 @@ fn memory_limit_is_enforced_by_the_oom_killer() {
     }
 }
 
+/// With the module's memory limit guard (backend/process/oom_guard.rs) watching a v1 limit, the kernel's
+/// OOM killer is off: the program waits at its limit until the guard demotes and kills it. The
+/// kernel counts no OOM kill, the guard counts one. Skipped where the limit is not a v1 one (the
+/// guard does nothing there yet: docs/isolation.md, "Exits").
+#[test]
+fn memory_limit_guard_kills_instead_of_the_oom_killer() {
+    let Some(run) = privileged("memory_limit_guard_kills_instead_of_the_oom_killer") else { return };
+    if !matches!(run.memory, backend::MemoryLimitKind::V1 { .. }) {
+        eprintln!("skipping: the memory limit is not a cgroup v1 one ({:?})", run.memory);
+        return;
+    }
+    let cg = std::sync::Arc::new(run.partition("guarded-hog", Some(32 << 20)).unwrap());
+    let guard = backend::oom_guard::OomGuard::start(None).unwrap();
+    assert!(guard.watch(&cg).unwrap(), "a v1 limit is watched");
+    let (ctl, bell) = shared_fds();
+    let helper = env!("CARGO_BIN_EXE_partita-test-spin-threads");
+    let mut spec = SpawnSpec::new("TEST", 7, helper, std::env::temp_dir(), ctl.as_fd(), bell.as_fd());
+    spec.args = vec![OsString::from("hog")];
+    spec.cgroup = Some(&cg);
+    let Spawned { mut process, .. } = backend::spawn(&spec).unwrap();
+    cg.thaw().unwrap();
+    assert_eq!(wait_for_end(&mut process, "the guarded hog"), ExitStatus::Signaled(libc::SIGKILL));
+    assert_eq!(guard.kills(), 1);
+    assert_eq!(cg.oom_kills(), Some(0), "the kernel's OOM killer is off");
+}
+
 #[test]
 fn missing_and_non_executable_programs_are_clear_errors() {
     let (ctl, bell) = shared_fds();
@@ -326,4 +352,38 @@ fn exit_group_goes_through_the_broker_and_ends_every_thread() {
     assert_eq!(wait_for_end(&mut process, "exit_group under the broker"), ExitStatus::Exited(3));
     assert_eq!(broker.counts().exits.load(std::sync::atomic::Ordering::Relaxed), 1);
     assert_eq!(broker.counts().granted.load(std::sync::atomic::Ordering::Relaxed), 0);
+}
+
+/// A signal that ends the process goes through the broker (the seccomp filter hands it over),
+/// which demotes every thread of the target first and then lets the call run: with SIGTERM
+/// blocked, the program sees its threads (SCHED_BATCH before) at SCHED_OTHER before it unblocks
+/// the signal and dies of it; SIGKILL ends it as sent. In its own PID namespace the program is
+/// the namespace's init: the kernel drops its SIGTERM to itself, and the broker demotes nothing
+/// (the program then exits with 1).
+#[test]
+fn a_signal_that_ends_a_process_goes_through_the_broker() {
+    let Some(run) = privileged("a_signal_that_ends_a_process_goes_through_the_broker") else { return };
+    let cases = [
+        ("sigterm", false, ExitStatus::Signaled(libc::SIGTERM), 1),
+        ("sigkill", false, ExitStatus::Signaled(libc::SIGKILL), 1),
+        ("sigterm", true, ExitStatus::Exited(1), 0),
+    ];
+    for (k, (sig, namespaces, end, demoted)) in cases.into_iter().enumerate() {
+        let cg = run.partition(&format!("signal-{k}"), None).unwrap();
+        let (ctl, bell) = shared_fds();
+        let broker = backend::sched_broker::SchedBroker::start().unwrap();
+        let helper = env!("CARGO_BIN_EXE_partita-test-spin-threads");
+        let mut spec = SpawnSpec::new("TEST", 7, helper, std::env::temp_dir(), ctl.as_fd(), bell.as_fd());
+        spec.args = vec![OsString::from("signal"), OsString::from(sig)];
+        spec.cgroup = Some(&cg);
+        spec.broker = Some(&broker);
+        spec.namespaces = namespaces;
+        let Spawned { mut process, .. } = backend::spawn(&spec).unwrap();
+        cg.thaw().unwrap();
+        let what = format!("{sig}, namespaces {namespaces}");
+        assert_eq!(wait_for_end(&mut process, &what), end, "{what}");
+        let counts = broker.counts();
+        assert_eq!(counts.signals.load(std::sync::atomic::Ordering::Relaxed), 1, "{what}");
+        assert_eq!(counts.signal_demotions.load(std::sync::atomic::Ordering::Relaxed), demoted, "{what}");
+    }
 }

@@ -12,11 +12,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub struct Broker;
 
 /// The samples of the `broker` workload, in the order it takes them.
-pub const CALLS: [&str; 4] = ["clock_read", "direct", "brokered_self", "brokered_tid"];
+pub const CALLS: [&str; 6] = ["clock_read", "direct", "brokered_self", "brokered_tid", "signal_fast", "signal_brokered"];
 
 pub static BROKER: Workload = Workload {
     name: "broker",
-    description: "times N sched_getparam calls (allowed: the kernel answers) and N sched_setparam calls to the caller's own priority (brokered), by 0 and by thread id",
+    description: "times N sched_getparam calls (allowed: the kernel answers) and N sched_setparam calls to the caller's own priority (brokered), by 0 and by thread id; N tgkill calls to itself with signal 0 (allowed, the filter's fast-signal path) and with a caught SIGUSR1 (brokered)",
     main: broker_main,
 };
 
@@ -35,8 +35,12 @@ impl Experiment for Broker {
          answered by the kernel; brokered_self_ns = sched_setparam(0, its own priority), which the filter hands to the \
          module's broker thread (receive, checks, a process_vm_readv of the parameter, the call, the answer); \
          brokered_tid_ns = the same call naming the thread by its id (pthread_setschedparam's form), which the broker \
-         must map from the partition's PID namespace to the host's. --backend native runs the same program without a \
-         module: every call is direct there."
+         must map from the partition's PID namespace to the host's; signal_fast_ns = tgkill of the calling thread with \
+         signal 0 (delivers nothing; the filter's path of every signal it lets through, the runtime's STOP/SUSPEND \
+         signal SIGRTMAX-2 included, is this one plus at most five comparisons); signal_brokered_ns = tgkill of the calling thread with SIGUSR1, caught by an empty \
+         handler, which the filter hands to the broker (it cannot see handlers): the broker reads the target's status, \
+         finds the signal caught, demotes nothing and lets the call run. --backend native runs the same program without \
+         a module: every call is direct there."
     }
     fn points(&self, quick: bool) -> Vec<Params> {
         vec![params([("calls", (if quick { 1000 } else { 10_000 }).into())])]
@@ -79,6 +83,8 @@ impl Experiment for Broker {
     }
 }
 
+extern "C" fn on_usr1(_: i32) {}
+
 extern "C" fn broker_process() {
     let n = CALLS_N.load(Ordering::Relaxed);
     let mut s: Vec<(&'static str, i64)> = Vec::with_capacity(n * CALLS.len());
@@ -106,6 +112,13 @@ extern "C" fn broker_process() {
     time("direct", &mut || unsafe { libc::sched_getparam(0, &mut q) });
     time("brokered_self", &mut || unsafe { libc::sched_setparam(0, &p) });
     time("brokered_tid", &mut || unsafe { libc::sched_setparam(tid, &p) });
+    // SAFETY: an empty handler for SIGUSR1 (async-signal-safe: it does nothing).
+    unsafe { libc::signal(libc::SIGUSR1, on_usr1 as *const () as libc::sighandler_t) };
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    // SAFETY (each closure): tgkill of the calling thread with no signal, or one it catches.
+    time("signal_fast", &mut || unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, 0) as i32 });
+    time("signal_brokered", &mut || unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, libc::SIGUSR1) as i32 });
     let stdout = std::io::stdout();
     let mut w = std::io::BufWriter::new(stdout.lock());
     for (name, v) in s {

@@ -8,6 +8,12 @@
  *   port      stores into the read-only mapping of its destination port "state"
  *   namespaces  clone with each CLONE_NEW* flag, clone3, unshare and setns; then a thread
  *             (pthread_create: glibc falls back from clone3 to clone) and a fork that exits
+ *   signals   forked children that end or stop themselves with signals (SIGKILL, SIGSTOP, a
+ *             blocked SIGTERM, tgkill) or are sent one by the partition (kill, pidfd_send_signal);
+ *             a caught SIGUSR1; SIGKILL and SIGTERM to its own PID 1
+ *   faults    forked children that fault (SIGSEGV, SIGILL, abort): the runtime's last resort
+ *   thread_fault  a thread that is not an APEX process faults (the last resort ends the program)
+ *   sigflood  sends itself a caught SIGUSR1 without pause (each goes through the module's broker)
  *   writer    (a well-behaved partner of "port") writes "intact" on the source of "state"
  *             once, then spins on GET_TIME like timecheck.c ("ran START END" lines)
  * Lines that are not attacks start with "note". */
@@ -25,6 +31,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "ARINC653.h"
 
@@ -105,7 +112,9 @@ static void signals(void) {
     long delivered = 0;
     int last = 0;
     char path[64];
-    for (pid_t pid = 2; pid <= 32768; pid++) {
+    /* Pids 2..4096: each SIGKILL goes through the module's broker (tens of microseconds, see
+     * docs/isolation.md, "Exits"), and a fresh namespace's pids are small. */
+    for (pid_t pid = 2; pid <= 4096; pid++) {
         snprintf(path, sizeof path, "/proc/self/task/%d", (int)pid);
         if (access(path, F_OK) == 0) continue;
         if (kill(pid, SIGKILL) == 0) {
@@ -166,18 +175,23 @@ static void attack_close(void) {
     }
 }
 
-/* Allocates and touches memory until the memory cgroup's limit stops it. The OOM killer's
- * SIGKILL cannot be preceded by the module's demotion to SCHED_OTHER (backend::rt::
- * demote_threads), and a thread killed while busy at a real-time priority can spin for ever
- * in the kernel's exit path: this test partition therefore demotes its own threads first
- * (docs/isolation.md, `## Threat model`, names the residual risk). */
-static void attack_hog(void) {
+/* Moves every thread of this program to SCHED_OTHER (through the module's broker). */
+static void demote_all(void) {
     struct sched_param p = {0};
     char path[64];
     for (pid_t tid = 1; tid < 64; tid++) {
         snprintf(path, sizeof path, "/proc/self/task/%d", (int)tid);
         if (access(path, F_OK) == 0) sched_setscheduler(tid, SCHED_OTHER, &p);
     }
+}
+
+/* Allocates and touches memory until its memory limit stops it: on a v1 limit the module's
+ * guard demotes, then kills it (backend/process/oom_guard.rs). The program still demotes its own
+ * threads first: were the guard broken (or on a pure cgroup v2 machine, where the kernel's OOM
+ * killer remains), a thread killed while busy at a real-time priority could spin for ever in
+ * the kernel's exit path (docs/isolation.md, "Exits"). */
+static void attack_hog(void) {
+    demote_all();
     report("hog_start", sched_getscheduler(0), 0);
     long mib = 0;
     for (;;) {
@@ -321,12 +335,187 @@ static void attack_namespaces(void) {
     idle();
 }
 
+/* Policy of the calling thread (0 SCHED_OTHER, 1 SCHED_FIFO, ...). */
+static long policy(void) { return sched_getscheduler(0); }
+
+/* Waits for child `c` and returns how it ended: the signal that killed it (as -SIG), its exit
+ * status, or 1000 + the signal that stopped it (with WUNTRACED). */
+static long ended(pid_t c, int options) {
+    int st = 0;
+    if (waitpid(c, &st, options) != c) return -10000 - errno;
+    if (WIFSIGNALED(st)) return -WTERMSIG(st);
+    if (WIFSTOPPED(st)) return 1000 + WSTOPSIG(st);
+    return WEXITSTATUS(st);
+}
+
+static void on_usr1(int sig) { (void)sig; }
+
+/* Each child runs at the real-time priority of the process that forks it (one thread: one
+ * priority, so not exposed to the kernel's exit hazard even if nothing demoted it). The lines
+ * "attack NAME result=R errno=0": R is the child's policy where it reports one (0 once the
+ * module's broker demoted it), or how it ended (see ended()). */
+static void attack_signals(void) {
+    int fds[2];
+    report("policy_before", policy(), 0);
+    /* A blocked SIGTERM to itself: the broker demotes before the signal is even delivered. */
+    pid_t c = fork();
+    if (c == 0) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        long before = policy();
+        kill(getpid(), SIGTERM);
+        report("sigterm_blocked_before", before, 0);
+        report("sigterm_blocked_after", policy(), 0);
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        _exit(99);
+    }
+    report("sigterm_blocked_end", ended(c, 0), 0);
+    /* A caught signal: not demoted. */
+    c = fork();
+    if (c == 0) {
+        signal(SIGUSR1, on_usr1);
+        kill(getpid(), SIGUSR1);
+        report("sigusr1_caught", policy(), 0);
+        _exit(0);
+    }
+    report("sigusr1_caught_end", ended(c, 0), 0);
+    /* SIGKILL to itself, by kill and by tgkill. */
+    c = fork();
+    if (c == 0) {
+        kill(getpid(), SIGKILL);
+        _exit(98);
+    }
+    report("sigkill_self", ended(c, 0), 0);
+    c = fork();
+    if (c == 0) {
+        syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), SIGKILL);
+        _exit(98);
+    }
+    report("tgkill_self", ended(c, 0), 0);
+    /* SIGSTOP to itself: stopped, demoted; then SIGKILL from the partition. */
+    c = fork();
+    if (c == 0) {
+        raise(SIGSTOP);
+        _exit(97);
+    }
+    report("sigstop_self", ended(c, WUNTRACED), 0);
+    report("sigstop_self_policy", sched_getscheduler(c), 0);
+    kill(c, SIGKILL);
+    report("sigstop_self_end", ended(c, 0), 0);
+    /* The partition signals a child (SIGTERM blocked there) by pid, by pidfd, then its whole
+     * process group (itself included: the kernel drops it for PID 1): the child reports its
+     * policy once told the signal was sent. */
+    static const char *const how[3][3] = {
+        {"kill_sigterm_sent", "kill_sigterm_child", "kill_sigterm_end"},
+        {"pidfd_sigterm_sent", "pidfd_sigterm_child", "pidfd_sigterm_end"},
+        {"group_sigterm_sent", "group_sigterm_child", "group_sigterm_end"},
+    };
+    for (int mode = 0; mode < 3; mode++) {
+        sigset_t set;
+        if (pipe(fds) != 0) break;
+        /* Blocked before the fork: the child has it blocked from its first instruction. */
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        c = fork();
+        if (c != 0) sigprocmask(SIG_UNBLOCK, &set, NULL);
+        if (c == 0) {
+            char b;
+            close(fds[1]);
+            if (read(fds[0], &b, 1) != 1) _exit(96);
+            report(how[mode][1], policy(), 0);
+            sigprocmask(SIG_UNBLOCK, &set, NULL);
+            _exit(95);
+        }
+        close(fds[0]);
+        long r;
+        if (mode == 1) {
+            int pfd = (int)syscall(SYS_pidfd_open, c, 0);
+            r = syscall(SYS_pidfd_send_signal, pfd, SIGTERM, NULL, 0);
+            close(pfd);
+        } else {
+            r = kill(mode == 2 ? 0 : c, SIGTERM);
+        }
+        if (write(fds[1], "x", 1) != 1) r = -2;
+        close(fds[1]);
+        report(how[mode][0], r, r < 0 ? errno : 0);
+        report(how[mode][2], ended(c, 0), 0);
+    }
+    /* Its own PID 1: the kernel drops SIGKILL and an uncaught SIGTERM from inside the
+     * namespace, and the broker leaves its priorities alone. */
+    long r = kill(1, SIGTERM);
+    report("init_sigterm", r, r < 0 ? errno : 0);
+    r = kill(1, SIGKILL);
+    report("init_sigkill", r, r < 0 ? errno : 0);
+    report("policy_after", policy(), 0);
+    idle();
+}
+
+/* Forked children that fault: the runtime's handlers are inherited, and a process that is not the
+ * partition's ends with exit_group(128 + signal) (its last resort), not by the signal. */
+static void attack_faults(void) {
+    pid_t c = fork();
+    if (c == 0) {
+        *(volatile int *)8 = 1;
+        _exit(94);
+    }
+    report("child_segv", ended(c, 0), 0);
+    c = fork();
+    if (c == 0) {
+        __builtin_trap();
+    }
+    report("child_sigill", ended(c, 0), 0);
+    c = fork();
+    if (c == 0) {
+        abort();
+    }
+    report("child_abort", ended(c, 0), 0);
+    idle();
+}
+
+static void *faulting_thread(void *arg) {
+    (void)arg;
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    report("thread_fault", 0, 0);
+    *(volatile int *)8 = 1;
+    return NULL;
+}
+
+/* A thread the program created (not an APEX process, not the initialization process) faults:
+ * the runtime cannot make it an error of a process, so the whole program ends (exit_group 139)
+ * and the module reports the MEMORY_VIOLATION. The program demotes its own threads first, as
+ * the hog does: were the last resort broken, the default action would kill it at several
+ * real-time priorities (the exit hazard); the exit_group's own demotion is tested elsewhere. */
+static void attack_thread_fault(void) {
+    pthread_t t;
+    pthread_create(&t, NULL, faulting_thread, NULL);
+    demote_all();
+    idle();
+}
+
+/* Keeps the module's broker busy: a caught SIGUSR1 to itself, for ever (each call goes to the
+ * broker, which finds it caught). Reports how many calls it made every 1000. */
+static void attack_sigflood(void) {
+    signal(SIGUSR1, on_usr1);
+    for (long n = 1;; n++) {
+        if (kill(getpid(), SIGUSR1) != 0) report("sigflood_failed", n, errno);
+        if (n == 1000) report("sigflood", n, 0);
+    }
+}
+
 static void attack(void) {
     if (!strcmp(group, "syscalls")) attack_syscalls();
     else if (!strcmp(group, "namespaces")) attack_namespaces();
     else if (!strcmp(group, "close")) attack_close();
     else if (!strcmp(group, "hog")) attack_hog();
     else if (!strcmp(group, "port")) attack_port();
+    else if (!strcmp(group, "signals")) attack_signals();
+    else if (!strcmp(group, "faults")) attack_faults();
+    else if (!strcmp(group, "thread_fault")) attack_thread_fault();
+    else if (!strcmp(group, "sigflood")) attack_sigflood();
     printf("note unknown group %s\n", group);
     idle();
 }

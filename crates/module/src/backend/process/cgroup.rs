@@ -474,6 +474,10 @@ impl PartitionCgroup {
         self.cpuset
     }
 
+    pub(crate) fn v1_memory_path(&self) -> Option<&Path> {
+        self.v1_memory.as_deref()
+    }
+
     pub(crate) fn v1_cpuset_path(&self) -> Option<&Path> {
         self.v1_cpuset.as_deref()
     }

@@ -13,7 +13,8 @@
 //!   block as fd 3 and the doorbell as fd 4; the program starts frozen and runs no instruction
 //!   before the module thaws it ([`spawner`]: the thread restarts are cloned from).
 //! - [`confine`], seccomp.rs: what a program may see, be and call; [`sched_broker`]: the
-//!   scheduling calls it may make, made by the module.
+//!   scheduling calls it may make, made by the module, and its exits and signals, before which
+//!   it demotes (exit_signals.rs); [`oom_guard`]: the kill at a v1 memory limit, demoted.
 //! - [`probe`]: what the backend can do on this machine ([`Capabilities`]).
 //!
 //! Missing privileges degrade with a warning (no namespaces, no freezing, no memory budget),
@@ -26,8 +27,10 @@ mod cgroup_cores;
 mod cgroup_fake;
 mod cgroup_freezer;
 pub mod confine;
+mod exit_signals;
 pub mod gate;
 pub mod group_stop;
+pub mod oom_guard;
 pub mod partition;
 pub mod prepare;
 pub mod probe;

@@ -131,7 +131,8 @@ impl Partition for ProcessPartition {
         }
         let (reason, signal) = match p.wait() {
             Ok(s @ ExitStatus::Signaled(sig)) => (s.to_string(), Some(sig)),
-            Ok(s) => (s.to_string(), None),
+            // The runtime's last resort: exit_group(128 + the fault signal) (hm::fault_of_exit_status).
+            Ok(s @ ExitStatus::Exited(code)) => (s.to_string(), crate::hm::fault_of_exit_status(code)),
             Err(e) => (format!("unknown ({e})"), None),
         };
         Some(Ended { reason, code: code_of_exit(signal) })

@@ -4,8 +4,9 @@
 
 use super::gate::signal::SignalGroupGate;
 use super::gate::{CgroupGate, CoreGates};
+use super::oom_guard::OomGuard;
 use super::partition::ProcessPartition;
-use super::sched_broker::SchedBroker;
+use super::sched_broker::{BROKER_PRIORITY, SchedBroker};
 use super::{Bind, Capabilities, CgroupSystem, Confinement, DataDirs, FreezerKind, RunCgroups, Spawner, partition_uid};
 use crate::backend::interface::{Backend, PartitionGate, Prepared};
 use crate::plan::{Plan, PlannedPartition};
@@ -17,6 +18,9 @@ use std::sync::Arc;
 pub struct ProcessBackend {
     cgroups: RunCgroups,
     broker: Option<Arc<SchedBroker>>,
+    /// Kills a partition at its v1 memory limit, demoted, instead of the kernel's OOM killer
+    /// (None: the thread could not start; the OOM killer stays).
+    oom_guard: Option<OomGuard>,
     data_dirs: DataDirs,
     /// Gate whole partitions by freezing (true) or with signals (`PARTITA_GATE=signal`).
     freeze: bool,
@@ -78,9 +82,14 @@ impl ProcessBackend {
             Ok(b) => Some(Arc::new(b)),
             Err(e) => return Err(format!("cannot start the scheduling broker thread: {e}")),
         };
+        // A partition at its memory limit is demoted, then killed, by the module (not the OOM killer).
+        let oom_guard = OomGuard::start(caps.sched_fifo.then_some(BROKER_PRIORITY))
+            .map_err(|e| eprintln!("partita: warning: no memory limit guard ({e}): the kernel's OOM killer ends partitions at their limit"))
+            .ok();
         Ok(ProcessBackend {
             cgroups,
             broker,
+            oom_guard,
             data_dirs,
             freeze,
             per_core_gating,
@@ -103,6 +112,9 @@ impl Backend for ProcessBackend {
         let mut cgroup = cgroups.partition_on(&p.name, limit, &host_cpus).map_err(|e| format!("partition {}: {e}", p.name))?;
         cgroups.limit_tasks(&mut cgroup, p.max_tasks).map_err(|e| format!("partition {}: pt:MaxTasks=\"{}\": {e}", p.name, p.max_tasks))?;
         let cgroup = Arc::new(cgroup);
+        if let Some(Err(e)) = self.oom_guard.as_ref().map(|g| g.watch(&cgroup)) {
+            eprintln!("partita: warning: partition {}: the kernel's OOM killer stays on ({e})", p.name);
+        }
         let confine = confinement(p, &self.data_dirs, &self.config_path)?;
         // A multi-core partition is stopped and released per core.
         let per_core = if self.per_core_gating && p.cores.len() > 1 {

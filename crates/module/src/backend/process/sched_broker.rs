@@ -31,6 +31,10 @@
 //! the answer is CONTINUE. When the broker stops, it answers what is pending first; a call made
 //! after its listener is closed fails with ENOSYS (glibc's `_exit` then ends the calling thread
 //! with `exit`), and the module kills what is left, demoted (docs/isolation.md).
+//!
+//! Signals that may end or stop a process come here too, for the same hazard: a process killed
+//! by a signal makes no `exit_group`. [`super::exit_signals`] demotes every thread of each
+//! process the signal will end or stop, and the call runs as made (CONTINUE).
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -80,6 +84,10 @@ pub struct BrokerCounts {
     pub refused: AtomicU64,
     /// `exit_group` calls let through after their process's threads were demoted.
     pub exits: AtomicU64,
+    /// Signal-sending calls let through (after the demotion of the processes they end or stop).
+    pub signals: AtomicU64,
+    /// Processes demoted before a signal that ends or stops them.
+    pub signal_demotions: AtomicU64,
 }
 
 struct Shared {
@@ -231,6 +239,15 @@ fn serve_one(l: &mut Listener, counts: &BrokerCounts) {
         unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
         return;
     }
+    if let Some((sig, target)) = super::exit_signals::parse(req.data.nr as libc::c_long, &req.data.args) {
+        let demoted = super::exit_signals::before_signal(req.pid as i32, sig, target, &mut l.exiting);
+        counts.signals.fetch_add(1, Ordering::Relaxed);
+        counts.signal_demotions.fetch_add(demoted as u64, Ordering::Relaxed);
+        let resp = libc::seccomp_notif_resp { id: req.id, val: 0, error: 0, flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32 };
+        // SAFETY: SEND reads the seccomp_notif_resp we pass; failure (the caller is gone) is harmless.
+        unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
+        return;
+    }
     let decision = if l.exiting.contains(&(req.pid as i32)) { Err(libc::EPERM) } else { decide(listener, &req, l) };
     let (val, error) = match decision {
         Ok(v) => {
@@ -257,7 +274,7 @@ fn still_valid(listener: RawFd, id: u64) -> Result<(), i32> {
 /// records them in `exiting` (after forgetting the threads of earlier exits that are gone).
 /// The thread list is read again after each pass, so that threads created meanwhile (at the
 /// policy of a real-time creator) are demoted too; a few passes at most.
-fn demote_for_exit(caller: i32, exiting: &mut Vec<i32>) {
+pub(super) fn demote_for_exit(caller: i32, exiting: &mut Vec<i32>) {
     exiting.retain(|&t| super::sys::pid_alive(t));
     let mut done: Vec<i32> = Vec::new();
     for _ in 0..4 {

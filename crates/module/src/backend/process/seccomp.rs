@@ -18,7 +18,10 @@
 //! partition either: partitions hold no capability, so they could not take a real-time
 //! priority themselves. The filter hands those calls to the module (SECCOMP_RET_USER_NOTIF),
 //! whose [`super::sched_broker`] performs them within the partitions' ceiling. `exit_group`
-//! goes to the broker too, which demotes the exiting process's threads before letting it run.
+//! goes to the broker too, which demotes the exiting process's threads before letting it run,
+//! and so do the calls that send a signal which may end or stop a process ([`SIGNAL_ARG1`],
+//! [`SIGNAL_ARG2`]; the signals that cannot, and the runtime's own STOP/SUSPEND signal, stay
+//! in the kernel: [`fast_signals`]).
 //!
 //! Two calls fail without a trap (SECCOMP_RET_ERRNO; no health monitor event, as C libraries
 //! make them in ordinary use): `clone` with a namespace flag (EPERM) and `clone3` (ENOSYS).
@@ -111,6 +114,24 @@ const AUDIT_ARCH: u32 = 0xC000_00B7;
 pub(crate) const BROKERED: &[libc::c_long] =
     &[libc::SYS_sched_setscheduler, libc::SYS_sched_setparam, libc::SYS_sched_setattr, libc::SYS_exit_group];
 
+/// Calls that send a signal, with the signal number in their second argument (`kill`, `tkill`,
+/// `rt_sigqueueinfo`, `pidfd_send_signal`) or third (`tgkill`, `rt_tgsigqueueinfo`). A signal
+/// that can end or stop a process goes to the broker ([`super::sched_broker`]), which demotes the
+/// target's threads unless the target catches or ignores it, then lets the call run: a process
+/// killed by a signal makes no `exit_group` the filter could hand over.
+pub(crate) const SIGNAL_ARG1: &[libc::c_long] = &[libc::SYS_kill, libc::SYS_tkill, libc::SYS_rt_sigqueueinfo, libc::SYS_pidfd_send_signal];
+pub(crate) const SIGNAL_ARG2: &[libc::c_long] = &[libc::SYS_tgkill, libc::SYS_rt_tgsigqueueinfo];
+
+/// Signal numbers sent without the broker: 0 (a check that the target exists), those whose
+/// default action is to do nothing or to continue (SIGCHLD, SIGCONT, SIGURG, SIGWINCH), and the
+/// partition runtime's STOP/SUSPEND signal, SIGRTMAX-2 (crates/apex `signals.rs`, caught by
+/// every process of the runtime: the runtime sends it at every STOP and SUSPEND, so it must
+/// cost nothing more). The filter cannot read which signals a process catches (its handlers
+/// are not in `struct seccomp_data`): every other signal goes to the broker, which reads them.
+pub(crate) fn fast_signals() -> [u32; 6] {
+    [(libc::SIGRTMAX() - 2) as u32, 0, libc::SIGCHLD as u32, libc::SIGCONT as u32, libc::SIGURG as u32, libc::SIGWINCH as u32]
+}
+
 /// The `clone` flags that create namespaces: a partition may start processes and threads, but
 /// not leave its namespaces (a new user namespace would hand it every capability over the
 /// mounts, network and IPC objects it creates there). CLONE_NEWTIME (0x80) has no place in
@@ -137,10 +158,13 @@ const SECCOMP_RET_TRAP: u32 = 0x0003_0000;
 const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
 const SECCOMP_RET_KILL_PROCESS: u32 = 0x8000_0000;
 /// Offsets in `struct seccomp_data`: the call number, the architecture, and the low 32 bits
-/// of the first argument (`clone`'s flags on x86-64 and aarch64 alike).
+/// of the first, second and third arguments (`clone`'s flags; the signal numbers, an `int`
+/// for the kernel, of which only the low half counts).
 const NR: u32 = 0;
 const ARCH: u32 = 4;
 const ARG0_LOW: u32 = if cfg!(target_endian = "little") { 16 } else { 20 };
+const ARG1_LOW: u32 = ARG0_LOW + 8;
+const ARG2_LOW: u32 = ARG0_LOW + 16;
 
 fn stmt(code: u32, k: u32) -> libc::sock_filter {
     libc::sock_filter { code: code as u16, jt: 0, jf: 0, k }
@@ -154,7 +178,8 @@ fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 ///
 /// Layout: the architecture check, the call number, one comparison per special call (each
 /// jumping forward to its verdict in the tail on a match), then the tail:
-/// ALLOW (the fall-through), the `clone` flag check, EPERM, ENOSYS, USER_NOTIF, TRAP.
+/// ALLOW (the fall-through), the `clone` flag check, EPERM, ENOSYS, USER_NOTIF, TRAP, and the
+/// signal check (load the signal number, ALLOW for a [`fast_signals`] one, else USER_NOTIF).
 ///
 /// - `clone` with a namespace flag ([`CLONE_NAMESPACES`]) fails with EPERM, the kernel's own
 ///   answer to an unprivileged caller; other `clone`s (fork, threads) run.
@@ -162,12 +187,14 @@ fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 ///   glibc (pthread_create, fork, posix_spawn) falls back to `clone` on ENOSYS. Neither is an
 ///   ILLEGAL_REQUEST: C libraries probe clone3 as a matter of course.
 pub(crate) fn filter() -> Vec<libc::sock_filter> {
-    use libc::{BPF_ABS, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_JSET, BPF_K, BPF_LD, BPF_RET, BPF_W};
+    use libc::{BPF_ABS, BPF_JA, BPF_JEQ, BPF_JGE, BPF_JMP, BPF_JSET, BPF_K, BPF_LD, BPF_RET, BPF_W};
     let x32 = cfg!(target_arch = "x86_64");
     let header = 4;
-    let comparisons = usize::from(x32) + DENIED.len() + BROKERED.len() + REFUSED.len() + 2;
+    let comparisons = usize::from(x32) + DENIED.len() + BROKERED.len() + REFUSED.len() + SIGNAL_ARG1.len() + SIGNAL_ARG2.len() + 2;
     let tail = header + comparisons;
     let (allow, clone_check, eperm, enosys, notify, trap) = (tail, tail + 1, tail + 4, tail + 5, tail + 6, tail + 7);
+    let (signal_arg2, signal_arg1) = (tail + 8, tail + 10);
+    let fast = fast_signals();
     // Forward offset from the instruction at `at` to `target`.
     let to = |at: usize, target: usize| -> u8 { u8::try_from(target - at - 1).expect("jump offsets are 8-bit") };
     let mut f = vec![
@@ -190,6 +217,12 @@ pub(crate) fn filter() -> Vec<libc::sock_filter> {
     for &nr in REFUSED {
         f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, to(f.len(), eperm), 0));
     }
+    for &nr in SIGNAL_ARG1 {
+        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, to(f.len(), signal_arg1), 0));
+    }
+    for &nr in SIGNAL_ARG2 {
+        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, nr as u32, to(f.len(), signal_arg2), 0));
+    }
     f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, libc::SYS_clone3 as u32, to(f.len(), enosys), 0));
     f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, libc::SYS_clone as u32, to(f.len(), clone_check), 0));
     debug_assert_eq!(f.len(), allow);
@@ -202,6 +235,18 @@ pub(crate) fn filter() -> Vec<libc::sock_filter> {
     f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
     f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_TRAP));
     debug_assert_eq!(f.len(), trap + 1);
+    // The signal check: the number, then one comparison per fast signal (to the ALLOW after
+    // them), else USER_NOTIF.
+    f.push(stmt(BPF_LD | BPF_W | BPF_ABS, ARG2_LOW));
+    f.push(stmt(BPF_JMP | BPF_JA, 1));
+    debug_assert_eq!(f.len(), signal_arg1);
+    f.push(stmt(BPF_LD | BPF_W | BPF_ABS, ARG1_LOW));
+    let fast_allow = f.len() + fast.len() + 1;
+    for s in fast {
+        f.push(jump(BPF_JMP | BPF_JEQ | BPF_K, s, to(f.len(), fast_allow), 0));
+    }
+    f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF));
+    f.push(stmt(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
     f
 }
 

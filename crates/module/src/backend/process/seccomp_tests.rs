@@ -95,6 +95,42 @@ fn scheduling_calls_and_exit_group_go_to_the_broker() {
 }
 
 #[test]
+fn signals_that_may_end_or_stop_a_process_go_to_the_broker() {
+    let stop = (libc::SIGRTMAX() - 2) as u64;
+    // (call, index of the signal number among its arguments)
+    let calls = [
+        (libc::SYS_kill, 1),
+        (libc::SYS_tkill, 1),
+        (libc::SYS_rt_sigqueueinfo, 1),
+        (libc::SYS_pidfd_send_signal, 1),
+        (libc::SYS_tgkill, 2),
+        (libc::SYS_rt_tgsigqueueinfo, 2),
+    ];
+    for (nr, at) in calls {
+        let with = |sig: u64| {
+            let mut args = [1, 1, 1, 0, 0, 0];
+            args[at] = sig;
+            verdict(nr, args)
+        };
+        for sig in
+            [libc::SIGKILL, libc::SIGSTOP, libc::SIGTERM, libc::SIGABRT, libc::SIGSEGV, libc::SIGUSR1, libc::SIGTSTP, libc::SIGRTMIN()]
+        {
+            assert_eq!(with(sig as u64), SECCOMP_RET_USER_NOTIF, "call {nr} signal {sig}");
+        }
+        // Whatever the upper half of the register holds (the kernel reads an int).
+        assert_eq!(with(0xffff_ffff_0000_0000 | libc::SIGKILL as u64), SECCOMP_RET_USER_NOTIF, "call {nr}");
+        // The runtime's own STOP/SUSPEND signal, the existence check and the harmless ones stay fast.
+        for sig in [0, stop, libc::SIGCHLD as u64, libc::SIGCONT as u64, libc::SIGURG as u64, libc::SIGWINCH as u64] {
+            assert_eq!(with(sig), SECCOMP_RET_ALLOW, "call {nr} signal {sig}");
+        }
+        // Only the signal argument counts: a SIGKILL in another one is a pid or an address.
+        let mut args = [libc::SIGKILL as u64; 6];
+        args[at] = stop;
+        assert_eq!(verdict(nr, args), SECCOMP_RET_ALLOW, "call {nr}");
+    }
+}
+
+#[test]
 fn clone_with_a_namespace_flag_fails_with_eperm() {
     let flags = [
         ("CLONE_NEWNS", libc::CLONE_NEWNS),
@@ -160,8 +196,15 @@ fn processes_and_threads_are_still_created() {
 
 #[test]
 fn everything_else_is_allowed() {
-    let special: Vec<libc::c_long> =
-        DENIED.iter().chain(BROKERED).chain(REFUSED).copied().chain([libc::SYS_clone, libc::SYS_clone3]).collect();
+    let special: Vec<libc::c_long> = DENIED
+        .iter()
+        .chain(BROKERED)
+        .chain(REFUSED)
+        .chain(SIGNAL_ARG1)
+        .chain(SIGNAL_ARG2)
+        .copied()
+        .chain([libc::SYS_clone, libc::SYS_clone3])
+        .collect();
     let mut allowed = 0;
     for nr in 0..512 {
         if !special.contains(&nr) {
