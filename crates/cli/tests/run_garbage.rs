@@ -91,8 +91,10 @@ fn garbage_in_shared_memory_is_refused_reported_and_harms_nobody() {
     let r = run_with(&config, FRAMES, &[]);
     let all = format!("{}\n{}", r.stdout, r.stderr);
     assert_eq!(r.status, Some(0), "{all}");
-    // Ran its frames and ended on time: the last event is at most 1 s after the last frame's
-    // end (the stops of the last windows; generous for a noisy host).
+    // Ran its frames and ended on time: the last event is at most 3 s after the last frame's
+    // end (the stops of the last windows; a hang is caught, while the ~0.95 s scheduler stalls
+    // of a loaded host, a known issue of their own (docs/isolation.md, "Samples outside
+    // windows: causes"), made 1 s fail here twice).
     let stop = r.events.iter().find_map(|e| match e {
         Event::ModuleStop { t, frames, .. } => Some((*t, *frames)),
         _ => None,
@@ -100,7 +102,7 @@ fn garbage_in_shared_memory_is_refused_reported_and_harms_nobody() {
     let (stop_t, frames) = stop.unwrap_or_else(|| panic!("no module_stop\n{all}"));
     assert_eq!(frames, u64::from(FRAMES), "{all}");
     let end = i64::from(FRAMES) * 20_000_000;
-    assert!(stop_t <= end + 1_000_000_000, "module_stop at {stop_t} ns, frames end at {end}\n{all}");
+    assert!(stop_t <= end + 3_000_000_000, "module_stop at {stop_t} ns, frames end at {end}\n{all}");
 
     // The hostile partition really wrote: its control block and its port memory.
     let g_line = r.stdout.lines().find_map(|l| l.strip_prefix("[Garbage] garbage regions ")).unwrap_or_else(|| panic!("{all}"));
