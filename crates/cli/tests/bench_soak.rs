@@ -4,7 +4,7 @@
 //! it, every window started, no message lost, duplicated, reordered or torn, restarts, every
 //! injected code in the HM counts, the memory slope reported. The time figures (samples outside
 //! the planned windows, lateness) are reported by the soak, not asserted here (see
-//! docs/isolation.md "Soak"). The bench takes the machine lock itself, so this test does not
+//! docs/isolation-measured.md "Soak"). The bench takes the machine lock itself, so this test does not
 //! hold it. Needs root (skipped with a message otherwise; a
 //! failure with CI=true).
 
@@ -64,11 +64,11 @@ fn a_quick_soak_keeps_messages_faults_and_the_schedule() {
 
     // No two partitions ever ran on one core at once (the trace's timeline check). The time
     // acceptance (samples outside windows, lateness p99 <= 1 ms) is the soak's figure to
-    // report (docs/isolation.md "Soak"), not asserted here: this VM's host stalls alone exceed it.
+    // report (docs/isolation-measured.md "Soak"), not asserted here: this VM's host stalls alone exceed it.
     assert_eq!(m("overlaps"), 0.0, "{report}");
     // Isolation, by the partitions' own clocks: no run interval of a time partition outside its
     // window as the module enforced it (from its actual start to the instant its stop took
-    // effect; docs/isolation.md "Samples outside windows: causes"), and nearly every interval
+    // effect; docs/isolation-measured.md "Samples outside windows: causes"), and nearly every interval
     // checked so (its window's start and stop found in the trace), so that the 0 is not vacuous.
     assert_eq!(m("samples_outside_enforced"), 0.0, "{report}");
     assert_eq!(m("samples_outside_after_stop"), 0.0, "{report}");

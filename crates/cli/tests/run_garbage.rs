@@ -93,7 +93,7 @@ fn garbage_in_shared_memory_is_refused_reported_and_harms_nobody() {
     assert_eq!(r.status, Some(0), "{all}");
     // Ran its frames and ended on time: the last event is at most 3 s after the last frame's
     // end (the stops of the last windows; a hang is caught, while the ~0.95 s scheduler stalls
-    // of a loaded host, a known issue of their own (docs/isolation.md, "Samples outside
+    // of a loaded host, a known issue of their own (docs/isolation-measured.md, "Samples outside
     // windows: causes"), made 1 s fail here twice).
     let stop = r.events.iter().find_map(|e| match e {
         Event::ModuleStop { t, frames, .. } => Some((*t, *frames)),

@@ -436,7 +436,7 @@ impl Watcher for SoakWatch<'_, '_, '_> {
 }
 
 /// The outside intervals by cause, the enforced-window check, stop and wake-up lateness, and
-/// the first outside intervals explained (docs/isolation.md "Samples outside windows").
+/// the first outside intervals explained (docs/isolation-measured.md "Samples outside windows").
 fn record_outside(ctx: &mut RunContext, a: &Attribution, steal: &[StealStep]) {
     ctx.sample("samples_outside_planned", Unit::Count, a.outside_planned() as f64);
     for c in Class::ALL {
