@@ -8,6 +8,7 @@ pub mod experiments;
 pub mod machine;
 pub mod model;
 pub mod module_run;
+pub mod module_xml;
 pub mod published;
 pub mod report;
 pub mod runner;

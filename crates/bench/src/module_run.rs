@@ -3,7 +3,8 @@
 //! trace and per-partition logs, holding the machine lock so two modules never run at once.
 
 use crate::experiment::RunContext;
-use crate::workload::{parse_samples, xml_escape};
+use crate::module_xml::{ModuleXml, Scheduled, XmlWindow};
+use crate::workload::parse_samples;
 use partita_trace::{Event, read_trace};
 use std::ffi::{OsStr, OsString};
 use std::io::{BufRead, Read, Seek, SeekFrom};
@@ -52,52 +53,31 @@ pub struct ModuleSpec {
     pub partitions: Vec<PartitionSpec>,
 }
 
-/// Decimal seconds, exact for whole nanoseconds.
-pub fn seconds(ns: i64) -> String {
-    format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
-}
+pub use crate::module_xml::seconds;
 
 impl ModuleSpec {
     pub fn xml(&self, programs: &crate::workload::Programs) -> String {
-        let mut x = format!(
-            "<ARINC_653_Module ModuleName=\"{}\" xmlns:pt=\"urn:partita:1\">\n  <pt:Cores Cpus=\"{}\"/>\n",
-            xml_escape(&self.name),
-            self.cpus
-        );
+        let mut m = ModuleXml::new(&self.name, &self.cpus);
         for (i, p) in self.partitions.iter().enumerate() {
             let args: Vec<&str> = p.args.iter().map(String::as_str).collect();
-            x += &format!(
-                "  <Partition PartitionIdentifier=\"{}\" PartitionName=\"{}\" {}/>\n",
-                i + 1,
-                xml_escape(&p.name),
-                programs.xml_attributes(&p.workload, &args)
-            );
+            m.partition(i as u32 + 1, &p.name, &programs.xml_attributes(&p.workload, &args), "");
         }
-        x += &format!(
-            "  <Module_Schedule ScheduleIdentifier=\"1\" ScheduleName=\"bench\" MajorFrameSeconds=\"{}\">\n",
-            seconds(self.major_frame_ns)
-        );
-        for (i, p) in self.partitions.iter().enumerate() {
-            let total: i64 = p.windows.iter().map(|w| w.duration_ns).sum();
-            x += &format!(
-                "    <Partition_Schedule PartitionIdentifier=\"{}\" PeriodSeconds=\"{}\" PeriodDurationSeconds=\"{}\">\n",
-                i + 1,
-                seconds(self.major_frame_ns),
-                seconds(total)
-            );
-            for (w, win) in p.windows.iter().enumerate() {
-                x += &format!(
-                    "      <Window_Schedule WindowIdentifier=\"{}\" WindowStartSeconds=\"{}\" WindowDurationSeconds=\"{}\" pt:Core=\"{}\"/>\n",
-                    w + 1,
-                    seconds(win.start_ns),
-                    seconds(win.duration_ns),
-                    win.core
-                );
-            }
-            x += "    </Partition_Schedule>\n";
-        }
-        x += "  </Module_Schedule>\n</ARINC_653_Module>\n";
-        x
+        let scheduled: Vec<Scheduled> = self
+            .partitions
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Scheduled {
+                partition: i as u32 + 1,
+                period_ns: self.major_frame_ns,
+                attributes: String::new(),
+                windows: p
+                    .windows
+                    .iter()
+                    .map(|w| XmlWindow { start_ns: w.start_ns, duration_ns: w.duration_ns, core: w.core, period_start: None })
+                    .collect(),
+            })
+            .collect();
+        m.schedule(1, "bench", self.major_frame_ns, false, &scheduled).finish()
     }
 }
 

@@ -4,6 +4,8 @@
 //! `wl KERNEL key=value ...` result lines parsed back.
 
 use crate::module_run::{Launch, Watcher, run_watched};
+use crate::module_xml::{ModuleXml, Scheduled, XmlWindow};
+use crate::workload::xml_escape;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -203,38 +205,35 @@ pub struct Part {
 
 /// A one-schedule module in which every partition's period is the major frame.
 pub fn module_xml(name: &str, frame_s: f64, cores: usize, parts: &[Part]) -> String {
-    let esc = |s: &str| s.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;");
-    let mut x = format!("<ARINC_653_Module ModuleName=\"{name}\" xmlns:pt=\"urn:partita:1\">\n  <pt:Cores Cpus=\"0-{}\"/>\n", cores - 1);
+    let ns = |s: f64| (s * 1e9).round() as i64;
+    let frame_ns = ns(frame_s);
+    let mut m = ModuleXml::new(name, &format!("0-{}", cores - 1));
     for (i, p) in parts.iter().enumerate() {
-        x += &format!(
-            "  <Partition PartitionIdentifier=\"{}\" PartitionName=\"{}\" pt:Executable=\"{}\" pt:Arguments=\"{}\"/>\n",
-            i + 1,
-            p.name,
-            esc(&p.exe.display().to_string()),
-            esc(&p.args.join(" "))
-        );
+        let attributes =
+            format!("pt:Executable=\"{}\" pt:Arguments=\"{}\"", xml_escape(&p.exe.display().to_string()), xml_escape(&p.args.join(" ")));
+        m.partition(i as u32 + 1, &p.name, &attributes, "");
     }
-    x += &format!("  <Module_Schedule ScheduleIdentifier=\"1\" ScheduleName=\"bench\" MajorFrameSeconds=\"{frame_s:.6}\">\n");
-    for (i, p) in parts.iter().enumerate() {
-        let period = p.period_s.unwrap_or(frame_s);
-        let total: f64 = p.windows.iter().map(|w| w.1).sum::<f64>() * period / frame_s;
-        x += &format!(
-            "    <Partition_Schedule PartitionIdentifier=\"{}\" PartitionName=\"{}\" PeriodSeconds=\"{period:.6}\" PeriodDurationSeconds=\"{total:.6}\">\n",
-            i + 1,
-            p.name
-        );
-        for (w, (start, dur)) in p.windows.iter().enumerate() {
-            x += &format!(
-                "      <Window_Schedule WindowIdentifier=\"{}\" WindowStartSeconds=\"{start:.6}\" WindowDurationSeconds=\"{dur:.6}\" PartitionPeriodStart=\"{}\" pt:Core=\"{}\"/>\n",
-                (i + 1) * 100 + w,
-                // The first window of each partition period.
-                ((start / period) - (start / period).round()).abs() < 1e-9 || w == 0,
-                p.core
-            );
-        }
-        x += "    </Partition_Schedule>\n";
-    }
-    x + "  </Module_Schedule>\n</ARINC_653_Module>\n"
+    let scheduled: Vec<Scheduled> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let period = p.period_s.unwrap_or(frame_s);
+            let windows = p
+                .windows
+                .iter()
+                .enumerate()
+                .map(|(w, &(start, dur))| XmlWindow {
+                    start_ns: ns(start),
+                    duration_ns: ns(dur),
+                    core: p.core,
+                    // The first window of each partition period.
+                    period_start: Some(((start / period) - (start / period).round()).abs() < 1e-9 || w == 0),
+                })
+                .collect();
+            Scheduled { partition: i as u32 + 1, period_ns: ns(period), attributes: String::new(), windows }
+        })
+        .collect();
+    m.schedule(1, "bench", frame_ns, false, &scheduled).finish()
 }
 
 /// `xml` with `scratch` bound writable, at its own path, into every partition: partitions see

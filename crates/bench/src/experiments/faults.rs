@@ -9,8 +9,9 @@
 use super::soak::CODES;
 use super::soak_check::{ChunkedCheck, Plan, PlannedWindow, SampleCheck};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+use crate::module_run::machine_lock;
 use crate::module_run::{Launch, Watcher, run_watched};
-use crate::module_run::{machine_lock, seconds};
+use crate::module_xml::{ModuleXml, Scheduled};
 use partita_trace::Event;
 use std::collections::BTreeMap;
 
@@ -100,37 +101,27 @@ fn hm_tables() -> String {
 }
 
 pub fn module_xml(programs: &crate::workload::Programs) -> String {
-    let mut x = String::from("<ARINC_653_Module ModuleName=\"Faults\" xmlns:pt=\"urn:partita:1\">\n  <pt:Cores Cpus=\"0-1\"/>\n");
-    x += &hm_tables();
+    let mut m = ModuleXml::new("Faults", "0-1");
+    m.raw(&hm_tables());
     for (i, (name, workload, args, ..)) in PARTITIONS.iter().enumerate() {
         let args: Vec<&str> = args.split_whitespace().collect();
-        x += &format!(
-            "  <Partition PartitionIdentifier=\"{}\" PartitionName=\"{name}\" {}/>\n",
-            i + 1,
-            programs.xml_attributes(workload, &args)
-        );
+        m.partition(i as u32 + 1, name, &programs.xml_attributes(workload, &args), "");
     }
     for schedule in [1, 2] {
-        x += &format!(
-            "  <Module_Schedule ScheduleIdentifier=\"{schedule}\" ScheduleName=\"s{schedule}\" MajorFrameSeconds=\"{}\"{}>\n",
-            seconds(MAF_NS),
-            if schedule == 1 { " InitialModuleSchedule=\"true\"" } else { "" }
-        );
-        for (i, (name, _, _, core, a, b)) in PARTITIONS.iter().enumerate() {
-            let (start, len) = (seconds(a * 1_000_000), seconds((b - a) * 1_000_000));
-            let set = if *name == "Switcher" { " SetModuleSchedule=\"true\"" } else { "" };
-            x += &format!(
-                "    <Partition_Schedule PartitionIdentifier=\"{}\" PeriodSeconds=\"{}\" PeriodDurationSeconds=\"{len}\"{set}>\n      \
-                 <Window_Schedule WindowIdentifier=\"1\" WindowStartSeconds=\"{start}\" WindowDurationSeconds=\"{len}\" pt:Core=\"{core}\"/>\n    \
-                 </Partition_Schedule>\n",
-                i + 1,
-                seconds(MAF_NS)
-            );
-        }
-        x += "  </Module_Schedule>\n";
+        let scheduled: Vec<Scheduled> = PARTITIONS
+            .iter()
+            .enumerate()
+            .map(|(i, (name, _, _, core, a, b))| {
+                let mut s = Scheduled::one_window(i as u32 + 1, MAF_NS, a * 1_000_000, (b - a) * 1_000_000, *core);
+                if *name == "Switcher" {
+                    s.attributes = " SetModuleSchedule=\"true\"".into();
+                }
+                s
+            })
+            .collect();
+        m.schedule(schedule, &format!("s{schedule}"), MAF_NS, schedule == 1, &scheduled);
     }
-    x += "</ARINC_653_Module>\n";
-    x
+    m.finish()
 }
 
 pub fn plan() -> Plan {

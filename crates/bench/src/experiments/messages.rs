@@ -5,8 +5,9 @@
 //! lost (beyond counted overflow), duplicated, reordered and torn messages.
 
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+use crate::module_run::machine_lock;
 use crate::module_run::{Launch, Watcher, run_watched};
-use crate::module_run::{machine_lock, seconds};
+use crate::module_xml::{ModuleXml, Scheduled};
 use partita_trace::Event;
 use std::collections::BTreeMap;
 
@@ -28,44 +29,27 @@ const PARTITIONS: [(&str, &str, u32, f64, f64); 4] = [
 const RESTART_EVERY: u64 = 50;
 
 fn module_xml(programs: &crate::workload::Programs, per_channel: u64) -> String {
-    let mut x = String::from("<ARINC_653_Module ModuleName=\"Messages\" xmlns:pt=\"urn:partita:1\">\n  <pt:Cores Cpus=\"0-1\"/>\n");
+    let mut m = ModuleXml::new("Messages", "0-1");
     for (i, (name, workload, _, a, b)) in PARTITIONS.iter().enumerate() {
         // Work until half a millisecond before the window ends (the rest is the flush and the wait).
         let budget = format!("{}", ((b - a) * 1000.0 - 500.0) as i64);
         let first = if workload.ends_with("producer") { per_channel.to_string() } else { RESTART_EVERY.to_string() };
         let attrs = programs.xml_attributes(workload, &[&first, &budget]);
         let dir = if workload.ends_with("producer") { "SOURCE" } else { "DESTINATION" };
-        x += &format!(
-            "  <Partition PartitionIdentifier=\"{}\" PartitionName=\"{name}\" {attrs}>\n    \
-             <Sampling_Port Name=\"s\" MaxMessageSize=\"64\" Direction=\"{dir}\"/>\n    \
-             <Queuing_Port Name=\"q\" MaxMessageSize=\"64\" Direction=\"{dir}\" MaxNbMessages=\"{}\"/>\n  </Partition>\n",
-            i + 1,
+        let ports = format!(
+            "    <Sampling_Port Name=\"s\" MaxMessageSize=\"64\" Direction=\"{dir}\"/>\n    \
+             <Queuing_Port Name=\"q\" MaxMessageSize=\"64\" Direction=\"{dir}\" MaxNbMessages=\"{}\"/>\n",
             super::campaign_parts::DEPTH
         );
+        m.partition(i as u32 + 1, name, &attrs, &ports);
     }
-    x += &format!("  <Module_Schedule ScheduleIdentifier=\"1\" ScheduleName=\"messages\" MajorFrameSeconds=\"{}\">\n", seconds(MAF_NS));
-    for (i, (_, _, core, a, b)) in PARTITIONS.iter().enumerate() {
-        let (start, len) = (seconds((a * 1e6) as i64), seconds(((b - a) * 1e6) as i64));
-        x += &format!(
-            "    <Partition_Schedule PartitionIdentifier=\"{}\" PeriodSeconds=\"{}\" PeriodDurationSeconds=\"{len}\">\n      \
-             <Window_Schedule WindowIdentifier=\"1\" WindowStartSeconds=\"{start}\" WindowDurationSeconds=\"{len}\" pt:Core=\"{core}\"/>\n    \
-             </Partition_Schedule>\n",
-            i + 1,
-            seconds(MAF_NS)
-        );
-    }
-    x += "  </Module_Schedule>\n  <Connection_Table>\n";
-    for (ch, (src, dst)) in [(1, (1, 3)), (2, (4, 2))] {
-        for (k, port) in [(0, "q"), (1, "s")] {
-            x += &format!(
-                "    <Channel ChannelIdentifier=\"{}\"><Source><Standard_Partition PartitionIdentifier=\"{src}\" PortName=\"{port}\"/></Source>\n      \
-                 <Destination><Standard_Partition PartitionIdentifier=\"{dst}\" PortName=\"{port}\"/></Destination></Channel>\n",
-                ch * 2 - 1 + k
-            );
-        }
-    }
-    x += "  </Connection_Table>\n</ARINC_653_Module>\n";
-    x
+    let scheduled: Vec<Scheduled> = PARTITIONS
+        .iter()
+        .enumerate()
+        .map(|(i, (_, _, core, a, b))| Scheduled::one_window(i as u32 + 1, MAF_NS, (a * 1e6) as i64, ((b - a) * 1e6) as i64, *core))
+        .collect();
+    m.schedule(1, "messages", MAF_NS, false, &scheduled);
+    m.channels(&[(1, (1, "q"), (3, "q")), (2, (1, "s"), (3, "s")), (3, (4, "q"), (2, "q")), (4, (4, "s"), (2, "s"))]).finish()
 }
 
 /// One queuing channel as the receiver's runs of numbers show it, over all its incarnations.

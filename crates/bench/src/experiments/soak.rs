@@ -12,7 +12,8 @@ use super::soak_check::{Channels, ChunkedCheck, Plan, PlannedWindow, SampleCheck
 use super::soak_load::HostLoad;
 use super::soak_outside::{Attribution, Class, StealStep, StealWatch, steal_near};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
-use crate::module_run::{Launch, Watcher, machine_lock, run_watched, seconds, tail};
+use crate::module_run::{Launch, Watcher, machine_lock, run_watched, tail};
+use crate::module_xml::{ModuleXml, Scheduled};
 use crate::stats::Summary;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -104,9 +105,9 @@ fn hm_tables(faulty_id: usize, target_id: usize) -> String {
 
 /// The module configuration.
 pub fn module_xml(programs: &crate::workload::Programs) -> String {
-    let id = |name: &str| PARTITIONS.iter().position(|p| p.0 == name).map_or(0, |i| i + 1);
-    let mut x = String::from("<ARINC_653_Module ModuleName=\"Soak\" xmlns:pt=\"urn:partita:1\">\n  <pt:Cores Cpus=\"0-1\"/>\n");
-    x += &hm_tables(id("Faulty"), id("Target"));
+    let id = |name: &str| PARTITIONS.iter().position(|p| p.0 == name).map_or(0, |i| i as u32 + 1);
+    let mut m = ModuleXml::new("Soak", "0-1");
+    m.raw(&hm_tables(id("Faulty") as usize, id("Target") as usize));
     for (i, (name, workload, ..)) in PARTITIONS.iter().enumerate() {
         let ports = match *name {
             "Producer" => {
@@ -119,34 +120,16 @@ pub fn module_xml(programs: &crate::workload::Programs) -> String {
             }
             _ => "",
         };
-        let attrs = programs.xml_attributes(workload, &[]);
-        x += &if ports.is_empty() {
-            format!("  <Partition PartitionIdentifier=\"{}\" PartitionName=\"{name}\" {attrs}/>\n", i + 1)
-        } else {
-            format!("  <Partition PartitionIdentifier=\"{}\" PartitionName=\"{name}\" {attrs}>\n{ports}  </Partition>\n", i + 1)
-        };
+        m.partition(i as u32 + 1, name, &programs.xml_attributes(workload, &[]), ports);
     }
-    x += &format!("  <Module_Schedule ScheduleIdentifier=\"1\" ScheduleName=\"soak\" MajorFrameSeconds=\"{}\">\n", seconds(MAF_NS));
-    for (i, (_, _, core, a, b)) in PARTITIONS.iter().enumerate() {
-        let (start, len) = (seconds(a * 1_000_000), seconds((b - a) * 1_000_000));
-        x += &format!(
-            "    <Partition_Schedule PartitionIdentifier=\"{}\" PeriodSeconds=\"{}\" PeriodDurationSeconds=\"{len}\">\n      \
-             <Window_Schedule WindowIdentifier=\"1\" WindowStartSeconds=\"{start}\" WindowDurationSeconds=\"{len}\" pt:Core=\"{core}\"/>\n    \
-             </Partition_Schedule>\n",
-            i + 1,
-            seconds(MAF_NS)
-        );
-    }
-    x += "  </Module_Schedule>\n  <Connection_Table>\n";
+    let scheduled: Vec<Scheduled> = PARTITIONS
+        .iter()
+        .enumerate()
+        .map(|(i, (_, _, core, a, b))| Scheduled::one_window(i as u32 + 1, MAF_NS, a * 1_000_000, (b - a) * 1_000_000, *core))
+        .collect();
+    m.schedule(1, "soak", MAF_NS, false, &scheduled);
     let (p, c) = (id("Producer"), id("Consumer"));
-    for (ch, port) in [(1, "q"), (2, "s")] {
-        x += &format!(
-            "    <Channel ChannelIdentifier=\"{ch}\"><Source><Standard_Partition PartitionIdentifier=\"{p}\" PortName=\"{port}\"/></Source>\n      \
-             <Destination><Standard_Partition PartitionIdentifier=\"{c}\" PortName=\"{port}\"/></Destination></Channel>\n"
-        );
-    }
-    x += "  </Connection_Table>\n</ARINC_653_Module>\n";
-    x
+    m.channels(&[(1, (p, "q"), (c, "q")), (2, (p, "s"), (c, "s"))]).finish()
 }
 
 /// `--inject` arguments: from 2 s on, one error every `every_ms`, the codes in turn, into
