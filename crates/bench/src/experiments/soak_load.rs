@@ -55,7 +55,8 @@ impl HostLoad {
         match cgroup2_root() {
             _ if !churn_cgroups => {}
             Some(root) => {
-                let dir = root.join(format!("partita-soak-churn-{}", std::process::id()));
+                sweep_stale_churn(&root);
+                let dir = root.join(format!("{CHURN_PREFIX}{}", std::process::id()));
                 let (stop, ops) = (load.stop.clone(), load.churn_ops.clone());
                 load.churn = std::thread::Builder::new().name("soak-churn".into()).spawn(move || churn(&dir, &stop, &ops)).ok();
             }
@@ -103,6 +104,28 @@ fn write(path: &Path, text: &str) -> bool {
     std::fs::OpenOptions::new().write(true).open(path).and_then(|mut f| f.write_all(text.as_bytes())).is_ok()
 }
 
+/// Prefix of the churn's cgroup, followed by the bench's pid.
+const CHURN_PREFIX: &str = "partita-soak-churn-";
+
+/// Removes the churn cgroups of benches that are gone (a killed bench cannot remove its own):
+/// `ROOT/partita-soak-churn-PID` whose PID does not exist, with its children.
+fn sweep_stale_churn(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(CHURN_PREFIX)).and_then(|p| p.parse::<i32>().ok()) else { continue };
+        // SAFETY: kill with signal 0 only checks that the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if !alive {
+            let dir = e.path();
+            for child in ["a", "b", "c"] {
+                let _ = std::fs::remove_dir(dir.join(child));
+            }
+            let _ = std::fs::remove_dir(&dir);
+        }
+    }
+}
+
 /// Until `stop`: moves a sleeping child between `dir/a` and `dir/b` and creates and removes
 /// `dir/c`, about a thousand operations a second; then removes everything it made.
 fn churn(dir: &Path, stop: &AtomicBool, ops: &AtomicU64) {
@@ -112,7 +135,17 @@ fn churn(dir: &Path, stop: &AtomicBool, ops: &AtomicU64) {
         let _ = std::fs::remove_dir(dir);
         return;
     }
-    let sleeper = Command::new("sleep").arg("1000000").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn();
+    let mut sleeper = Command::new("sleep");
+    sleeper.arg("1000000").stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    // SAFETY: prctl(PR_SET_PDEATHSIG) in the child before exec is async-signal-safe; the
+    // sleeper dies with the bench, even a killed one.
+    unsafe {
+        sleeper.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        })
+    };
+    let sleeper = sleeper.spawn();
     if let Ok(mut sleeper) = sleeper {
         let pid = sleeper.id().to_string();
         let mut i = 0u64;
@@ -138,5 +171,25 @@ fn churn(dir: &Path, stop: &AtomicBool, ops: &AtomicU64) {
             return;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gone_bench_s_churn_directory_is_swept_and_a_live_one_kept() {
+        let root = tempfile::tempdir().unwrap();
+        // pid_max is at most 2^22: this pid exists nowhere.
+        let gone = root.path().join(format!("{CHURN_PREFIX}{}", 1 << 23));
+        let live = root.path().join(format!("{CHURN_PREFIX}{}", std::process::id()));
+        let other = root.path().join("unrelated-1");
+        for d in [gone.join("a"), gone.join("b"), live.join("a"), other.clone()] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        sweep_stale_churn(root.path());
+        assert!(!gone.exists(), "the gone bench's directory is left");
+        assert!(live.join("a").exists() && other.exists(), "a live bench's or an unrelated directory was removed");
     }
 }
