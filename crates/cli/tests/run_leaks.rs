@@ -294,7 +294,10 @@ fn a_thousand_restarts_leave_the_module_flat_and_nothing_behind() {
         ("cgroup directories", |s: &Sample| s.cgroups),
     ] {
         let (start, end) = (floor(early, f), floor(late, f));
-        assert!(end <= start + 2, "{what} grew from {start} to {end}: {samples:?}");
+        // One restart in progress holds a few descriptors (pipes, pidfd, doorbell): a late floor
+        // caught mid-restart in all five samples, against an early one that was not, is up to
+        // that much higher (seen in CI: 40 -> 45, flat at 45 for 10 s); a leak is hundreds.
+        assert!(end <= start + 8, "{what} grew from {start} to {end}: {samples:?}");
         let top = samples.iter().map(f).max().unwrap();
         assert!(top <= start + 32, "{what} reached {top} (from {start}): {samples:?}");
     }
