@@ -387,3 +387,55 @@ fn a_signal_that_ends_a_process_goes_through_the_broker() {
         assert_eq!(counts.signal_demotions.load(std::sync::atomic::Ordering::Relaxed), demoted, "{what}");
     }
 }
+
+/// `kcmp(KCMP_VM)`: 0 when both processes use the same address space.
+fn same_memory(a: i32, b: i32) -> bool {
+    const KCMP_VM: libc::c_long = 1;
+    // SAFETY: plain system call on two pids; no memory is passed.
+    let r = unsafe { libc::syscall(libc::SYS_kcmp, a as libc::c_long, b as libc::c_long, KCMP_VM, 0usize, 0usize) };
+    assert!(r >= 0, "kcmp: {}", std::io::Error::last_os_error());
+    r == 0
+}
+
+/// A program started from a partition's spawner thread runs on the module's memory until its
+/// `execve` (nothing of the module is copied: backend/spawner.rs) and on its own after it; the
+/// same spawner starts the next program once the first has gone, also after a failed exec.
+#[test]
+fn a_spawner_starts_programs_on_the_module_memory_until_execve() {
+    let Some(run) = privileged("a_spawner_starts_programs_on_the_module_memory_until_execve") else { return };
+    let cg = run.partition("vm-spawn", None).unwrap();
+    let spawner = backend::Spawner::new(&cg, &[0], None).unwrap();
+    let (ctl, bell) = shared_fds();
+    let me = std::process::id() as i32;
+    for round in 0..3 {
+        let mut spec = sh(&format!("echo round {round}"), &ctl, &bell, Some(&cg));
+        spec.spawner = Some(&spawner);
+        let Spawned { mut process, stdout, start, namespaces, .. } = backend::spawn(&spec).unwrap();
+        assert!(namespaces, "namespaces expected as root");
+        assert_eq!(start, StartState::Frozen);
+        assert!(same_memory(me, process.pid()), "round {round}: before execve the child must share the module's memory");
+        cg.thaw().unwrap();
+        assert_eq!(process.exec_state(Duration::from_secs(20)).unwrap(), ExecState::Started);
+        assert_eq!(read_all(stdout).trim(), format!("round {round}"));
+        assert_eq!(process.wait().unwrap(), ExitStatus::Exited(0));
+    }
+    // A failed exec ends the child on the module's memory; the spawner still serves.
+    let path = std::env::temp_dir().join(format!("partita-vm-bad-interp-{}", std::process::id()));
+    std::fs::write(&path, b"#!/nonexistent/interpreter\n").unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut spec = SpawnSpec::new("X", 1, &path, std::env::temp_dir(), ctl.as_fd(), bell.as_fd());
+    spec.cgroup = Some(&cg);
+    spec.spawner = Some(&spawner);
+    let mut spawned = backend::spawn(&spec).unwrap();
+    cg.thaw().unwrap();
+    let err = spawned.process.check_exec(Duration::from_secs(20)).expect_err("exec must fail");
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(err.raw_os_error(), Some(libc::ENOENT), "{err}");
+    assert_eq!(spawned.process.wait().unwrap(), ExitStatus::Exited(127));
+    let mut spec = sh("echo after", &ctl, &bell, Some(&cg));
+    spec.spawner = Some(&spawner);
+    let Spawned { mut process, stdout, .. } = backend::spawn(&spec).unwrap();
+    cg.thaw().unwrap();
+    assert_eq!(read_all(stdout).trim(), "after");
+    assert_eq!(process.wait().unwrap(), ExitStatus::Exited(0));
+}

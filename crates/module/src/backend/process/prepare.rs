@@ -130,8 +130,8 @@ impl Backend for ProcessBackend {
             (None, None) => Arc::new(CgroupGate { cgroup: cgroup.clone() }),
         };
         // Restarts clone from a thread already in the partition's v1 cgroups (spawner.rs).
-        let spawner = match Spawner::new(&cgroup, caps.sched_fifo.then_some(self.spawner_priority)) {
-            Ok(s) => s,
+        let spawner = match Spawner::new(&cgroup, &cpus, caps.sched_fifo.then_some(self.spawner_priority)) {
+            Ok(s) => Some(s),
             Err(e) => {
                 eprintln!(
                     "partita: warning: partition {}: {e}; each of its starts moves it into its v1 cgroups, which delays every core's window boundaries",

@@ -1,14 +1,16 @@
 //! Starting a partition program.
 //!
 //! The child is created with `clone3` straight into the partition's v2 cgroup
-//! (`CLONE_INTO_CGROUP`), in new PID, IPC and mount namespaces, with a pidfd
-//! (`CLONE_PIDFD`). Before `execve` it makes `/` a slave mount, mounts a fresh tmpfs on
-//! `/dev/shm` and a new proc on `/proc`, sets its CPUs, working directory, fds 0..=4 (and 5.. for ports) and
-//! signal state, reports "ready" and waits on a gate pipe. The parent moves it into the v1
-//! hierarchies (hybrid machines), then either sends it SIGSTOP ([`SpawnSpec::start_stopped`],
-//! the signal gate) or freezes its cgroup, and opens the gate: the program's `execve` and first
-//! instruction happen only once the module releases the partition. Without either the gate
-//! stays closed until [`PartitionProcess::release`].
+//! (`CLONE_INTO_CGROUP`), in new PID, IPC and mount namespaces, with a pidfd (`CLONE_PIDFD`);
+//! cloned by the partition's spawner thread, it shares the module's memory until its `execve`
+//! instead of copying it (`CLONE_VM`: backend/spawner.rs). Before `execve` it makes `/` a slave
+//! mount, mounts a fresh tmpfs on `/dev/shm` and a new proc on `/proc`, sets its CPUs, working
+//! directory, fds 0..=4 (and 5.. for ports) and signal state, reports "ready" and waits on a
+//! gate pipe. The parent moves it into the v1 hierarchies (hybrid machines, without a
+//! spawner), then either sends it SIGSTOP ([`SpawnSpec::start_stopped`], the signal gate) or
+//! freezes its cgroup, and opens the gate: the program's `execve` and first instruction happen
+//! only once the module releases the partition. Without either the gate stays closed until
+//! [`PartitionProcess::release`].
 //!
 //! The program is PID 1 of its namespace: a PID 1 without handlers ignores SIGTERM, so the
 //! module stops partitions with SIGKILL or `cgroup.kill`.
@@ -397,18 +399,19 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
     ctx.inherited = inherited.iter().map(|f| f.as_raw_fd()).collect();
     let cgroup_fd = spec.cgroup.and_then(|c| c.v2_dir_fd()).map(|f| f.as_raw_fd());
     let starting = || format!("starting partition {}", spec.name);
-    let (returned, cloned) = clone_in(spec.spawner, ctx, cgroup_fd).map_err(|e| Error::io(starting(), e))?;
-    ctx = returned;
-    let (pid, pidfd, into_cgroup) = match cloned {
-        Ok(r) => r,
-        Err(e) if spec.namespaces && matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES | libc::EINVAL | libc::ENOSPC)) => {
+    let namespaces = ctx.namespaces;
+    let (pid, pidfd, into_cgroup, namespaces) = match clone_in(spec.spawner, ctx, cgroup_fd).map_err(|e| Error::io(starting(), e))? {
+        Ok((pid, pidfd, into)) => (pid, pidfd, into, namespaces),
+        Err((mut ctx, e))
+            if spec.namespaces && matches!(e.raw_os_error(), Some(libc::EPERM | libc::EACCES | libc::EINVAL | libc::ENOSPC)) =>
+        {
             degrade(strict, &mut warnings, &format!("new PID/IPC/mount namespaces for partition {}", spec.name), Error::io("clone", e))?;
             ctx.namespaces = false;
-            let (returned, cloned) = clone_in(spec.spawner, ctx, cgroup_fd).map_err(|e| Error::io(starting(), e))?;
-            ctx = returned;
-            cloned.map_err(|e| Error::io(starting(), e))?
+            let (pid, pidfd, into) =
+                clone_in(spec.spawner, ctx, cgroup_fd).map_err(|e| Error::io(starting(), e))?.map_err(|(_, e)| Error::io(starting(), e))?;
+            (pid, pidfd, into, false)
         }
-        Err(e) => return Err(Error::io(starting(), e)),
+        Err((_, e)) => return Err(Error::io(starting(), e)),
     };
     drop(child_fds);
     drop(inherited);
@@ -477,20 +480,19 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         stdout: File::from(out_r),
         stderr: File::from(err_r),
         start,
-        namespaces: ctx.namespaces,
+        namespaces,
         cloned_into_cgroup: into_cgroup,
         warnings,
     })
 }
 
-/// Clones the child on `spawner`'s thread when given, else on this one; gives `ctx` back.
+/// Clones the child on `spawner`'s thread when given (on the module's memory, which keeps
+/// `ctx` until the child has left it), else on this one (a copy of the module); gives `ctx`
+/// back when the clone failed.
 fn clone_in(spawner: Option<&Spawner>, ctx: ChildCtx, cgroup_fd: Option<i32>) -> io::Result<super::spawner::Outcome> {
     match spawner {
         Some(s) => s.clone_child(ctx, cgroup_fd),
-        None => {
-            let r = spawn_child::clone_child(&ctx, cgroup_fd);
-            Ok((ctx, r))
-        }
+        None => Ok(spawn_child::clone_child(&ctx, cgroup_fd).map_err(|e| (ctx, e))),
     }
 }
 

@@ -1,15 +1,20 @@
 //! The child side of [`super::spawn`]: `clone3` (or `clone` where seccomp hides `clone3`)
-//! and the code the child runs before `execve`. After `clone` the child is a copy of a
-//! possibly multi-threaded process, so it only makes raw system calls on data prepared by
-//! the parent: no allocation, no locks.
+//! and the code the child runs before `execve`. The child either shares the module's memory
+//! until `execve` ([`clone_child_on`], from a partition's spawner thread: backend/spawner.rs) or
+//! is a copy of a possibly multi-threaded process ([`clone_child`]), so it only makes raw
+//! system calls on data prepared by the parent: no allocation, no locks, no write to memory
+//! but its own stack (and the C library's `errno`).
 
 use super::sys;
 use std::ffi::{CString, c_char};
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::ptr;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 const CLONE_PIDFD: u64 = 0x1000;
+const CLONE_VM: u64 = libc::CLONE_VM as u64;
+const CLONE_CHILD_CLEARTID: u64 = libc::CLONE_CHILD_CLEARTID as u64;
 const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
 const CLOSE_RANGE_CLOEXEC: u32 = 1 << 2;
 const NAMESPACES: u64 = (libc::CLONE_NEWPID | libc::CLONE_NEWNS | libc::CLONE_NEWIPC) as u64;
@@ -168,6 +173,197 @@ pub(crate) fn clone_child(ctx: &ChildCtx, cgroup_fd: Option<RawFd>) -> io::Resul
         Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => raw_clone(flags, Some(ctx)).map(|(p, f)| (p, f, false)),
         r => r.map(|(p, f)| (p, f, false)),
     }
+}
+
+/// The stack a child cloned on the module's memory runs on until `execve`, with the word the
+/// kernel clears (and wakes) when that child leaves the module's memory
+/// (`CLONE_CHILD_CLEARTID`: at its `execve` or its exit).
+pub(crate) struct ChildStack {
+    /// Base of the mapping: one guard page, then the stack.
+    base: *mut libc::c_void,
+    len: usize,
+    word: Box<AtomicU32>,
+}
+
+// SAFETY: the mapping is owned by the ChildStack and only used by the spawner thread that
+// holds it and by the child it clones while that thread waits (backend/spawner.rs).
+unsafe impl Send for ChildStack {}
+
+/// Room for `child_main` and its mount helpers (a path buffer of PATH_MAX included).
+const CHILD_STACK: usize = 256 * 1024;
+
+impl ChildStack {
+    pub(crate) fn new() -> io::Result<ChildStack> {
+        let page = 4096;
+        let len = CHILD_STACK + page;
+        // SAFETY: a fresh private anonymous mapping; its first page becomes the guard.
+        let base = unsafe {
+            libc::mmap(
+                ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK | libc::MAP_POPULATE,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the first page of the mapping just made.
+        if unsafe { libc::mprotect(base, page, libc::PROT_NONE) } != 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: unmaps the mapping just made, which nothing uses.
+            unsafe { libc::munmap(base, len) };
+            return Err(e);
+        }
+        Ok(ChildStack { base, len, word: Box::new(AtomicU32::new(0)) })
+    }
+
+    /// Lowest usable address and size (above the guard page).
+    fn area(&self) -> (u64, u64) {
+        (self.base as u64 + 4096, (self.len - 4096) as u64)
+    }
+
+    /// The word the kernel clears when the child leaves the module's memory.
+    pub(crate) fn word(&self) -> &AtomicU32 {
+        &self.word
+    }
+
+    /// Whether a child cloned on this stack may still run on it.
+    pub(crate) fn in_use(&self) -> bool {
+        self.word.load(Ordering::Acquire) != 0
+    }
+}
+
+impl Drop for ChildStack {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made by `new`; its owner drops it only once no child runs on it
+        // (backend/spawner.rs forgets it otherwise).
+        unsafe { libc::munmap(self.base, self.len) };
+    }
+}
+
+/// Starts the child running [`child_main`] on the module's memory and on `stack`
+/// (`CLONE_VM`): nothing of the module is copied. The caller keeps `ctx` and `stack` untouched
+/// until [`ChildStack::in_use`] turns false, and its thread does nothing meanwhile (the child
+/// uses its `errno`). Returns its pid, pidfd, and whether it was created inside the cgroup
+/// `cgroup_fd`.
+pub(crate) fn clone_child_on(ctx: &ChildCtx, cgroup_fd: Option<RawFd>, stack: &ChildStack) -> io::Result<(i32, OwnedFd, bool)> {
+    let flags = CLONE_PIDFD | CLONE_VM | CLONE_CHILD_CLEARTID | if ctx.namespaces { NAMESPACES } else { 0 };
+    let _mask = BlockSignals::new();
+    let r = (|| {
+        if let Some(fd) = cgroup_fd {
+            match clone3_vm(flags | CLONE_INTO_CGROUP, fd, ctx, stack) {
+                Ok((pid, pidfd)) => return Ok((pid, pidfd, true)),
+                Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => return clone_vm_libc(flags, ctx, stack).map(|(p, f)| (p, f, false)),
+                Err(_) => {} // e.g. a cgroup we may not clone into: move the child in afterwards
+            }
+        }
+        match clone3_vm(flags, -1, ctx, stack) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => clone_vm_libc(flags, ctx, stack).map(|(p, f)| (p, f, false)),
+            r => r.map(|(p, f)| (p, f, false)),
+        }
+    })();
+    if r.is_err() {
+        stack.word.store(0, Ordering::Release);
+    }
+    r
+}
+
+/// `clone3` with a stack: the child starts in [`child_entry`] on `stack`. Needs assembly (the
+/// child must not return through the parent's frames); other architectures get ENOSYS and use
+/// the C library's `clone`.
+fn clone3_vm(flags: u64, cgroup: RawFd, ctx: &ChildCtx, stack: &ChildStack) -> io::Result<(i32, OwnedFd)> {
+    let mut pidfd: RawFd = -1;
+    let (lowest, size) = stack.area();
+    stack.word.store(1, Ordering::Release);
+    let args = CloneArgs {
+        flags,
+        pidfd: &mut pidfd as *mut RawFd as u64,
+        child_tid: stack.word.as_ptr() as u64,
+        exit_signal: libc::SIGCHLD as u64,
+        stack: lowest,
+        stack_size: size,
+        cgroup: if cgroup >= 0 { cgroup as u64 } else { 0 },
+        ..Default::default()
+    };
+    let r = raw_clone3_with_stack(&args, ctx);
+    if r < 0 {
+        return Err(io::Error::from_raw_os_error(-r as i32));
+    }
+    // SAFETY: CLONE_PIDFD stored a fresh descriptor that we now own.
+    Ok((r as i32, unsafe { OwnedFd::from_raw_fd(pidfd) }))
+}
+
+#[cfg(target_arch = "x86_64")]
+fn raw_clone3_with_stack(args: &CloneArgs, ctx: &ChildCtx) -> i64 {
+    let entry: extern "C" fn(*const ChildCtx) -> ! = child_entry;
+    let ret: i64;
+    // SAFETY: the clone3 system call. In the parent it returns the pid or -errno in rax and
+    // clobbers rcx and r11 only. The child resumes after `syscall` with rax = 0 on the stack
+    // the kernel set from `args` (16-byte aligned top), where it calls `entry(ctx)`, which
+    // never returns; it shares this memory, so `ctx` is valid there (the caller keeps it).
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            "test rax, rax",
+            "jnz 2f",
+            "mov rdi, r13",
+            "call r12",
+            "ud2",
+            "2:",
+            inlateout("rax") libc::SYS_clone3 => ret,
+            in("rdi") args as *const CloneArgs,
+            in("rsi") std::mem::size_of::<CloneArgs>(),
+            in("r12") entry,
+            in("r13") ctx as *const ChildCtx,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    ret
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn raw_clone3_with_stack(_args: &CloneArgs, _ctx: &ChildCtx) -> i64 {
+    -(libc::ENOSYS as i64)
+}
+
+/// The C library's `clone` with a stack, where `clone3` is missing (or hidden by a container's
+/// filter): no `CLONE_INTO_CGROUP`.
+fn clone_vm_libc(flags: u64, ctx: &ChildCtx, stack: &ChildStack) -> io::Result<(i32, OwnedFd)> {
+    extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
+        child_entry(arg as *const ChildCtx)
+    }
+    let mut pidfd: RawFd = -1;
+    let (lowest, size) = stack.area();
+    stack.word.store(1, Ordering::Release);
+    // SAFETY: glibc's clone runs `entry(ctx)` on the given stack top in a child sharing this
+    // memory; with CLONE_PIDFD the pidfd is stored through the parent_tid argument, and
+    // CLONE_CHILD_CLEARTID clears the stack's word (child_tid) when the child leaves.
+    let r = unsafe {
+        libc::clone(
+            entry,
+            (lowest + size) as *mut libc::c_void,
+            (flags | libc::SIGCHLD as u64) as libc::c_int,
+            ctx as *const ChildCtx as *mut libc::c_void,
+            &mut pidfd as *mut RawFd,
+            ptr::null_mut::<libc::c_void>(),
+            stack.word.as_ptr(),
+        )
+    };
+    let pid = sys::cvt(r)?;
+    // SAFETY: CLONE_PIDFD stored a fresh descriptor that we now own.
+    Ok((pid, unsafe { OwnedFd::from_raw_fd(pidfd) }))
+}
+
+/// Where a child cloned on the module's memory begins.
+extern "C" fn child_entry(ctx: *const ChildCtx) -> ! {
+    // SAFETY: the parent passes a context it keeps alive and unchanged until this child has
+    // left its memory (clone_child_on).
+    child_main(unsafe { &*ctx })
 }
 
 /// Starts a child in new namespaces that exits at once, and reaps it.
