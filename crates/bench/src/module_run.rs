@@ -89,6 +89,8 @@ pub struct ModuleRun {
     pub spawned_monotonic_ns: i64,
     /// CLOCK_MONOTONIC ns of the module epoch (trace time 0).
     pub epoch_monotonic_ns: i64,
+    /// The module's start-up steps (trace times, before the epoch).
+    pub startup: partita_trace::StartupTimes,
     pub stdout: String,
     pub stderr: String,
 }
@@ -165,11 +167,13 @@ pub fn run_module_watching(ctx: &RunContext, spec: &ModuleSpec, frames: u64, wat
     }
     let file = std::fs::File::open(&trace).map_err(|e| format!("{}: {e}", trace.display()))?;
     let events = read_trace(std::io::BufReader::new(file)).map_err(|e| format!("{}: {e}", trace.display()))?;
-    let epoch_monotonic_ns = events
+    let (epoch_monotonic_ns, startup) = events
         .iter()
-        .find_map(|e| if let Event::ModuleStart { epoch_monotonic_ns, .. } = e { Some(*epoch_monotonic_ns) } else { None })
+        .find_map(
+            |e| if let Event::ModuleStart { epoch_monotonic_ns, startup, .. } = e { Some((*epoch_monotonic_ns, *startup)) } else { None },
+        )
         .ok_or("the trace has no module_start")?;
-    Ok(ModuleRun { events, log_dir, spawned_monotonic_ns, epoch_monotonic_ns, stdout: collect.stdout, stderr: ended.stderr_tail })
+    Ok(ModuleRun { events, log_dir, spawned_monotonic_ns, epoch_monotonic_ns, startup, stdout: collect.stdout, stderr: ended.stderr_tail })
 }
 
 /// What a watched run hands its output to.

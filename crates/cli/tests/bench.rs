@@ -161,7 +161,7 @@ fn broker_quick_times_brokered_and_direct_calls_in_a_partition_and_natively() {
     for backend in ["process", "native"] {
         let lines = quick("broker", backend, &db);
         // Every call of the quick mode succeeded (a refused one gives no sample).
-        for m in ["clock_read_ns", "direct_ns", "brokered_self_ns", "brokered_tid_ns", "signal_fast_ns", "signal_brokered_ns"] {
+        for m in ["clock_read_ns", "direct_ns", "setparam_self_ns", "setparam_tid_ns", "signal_fast_ns", "signal_brokered_ns"] {
             assert_eq!(metric_n(&lines, m), 1000, "{backend} {m}");
         }
     }
@@ -175,7 +175,10 @@ fn startup_quick_times_every_point() {
     let dir = tempfile::tempdir().unwrap();
     let lines = quick("startup", "process", &dir.path().join("r.db"));
     assert_eq!(lines.len(), 3);
-    assert!(lines.iter().all(|v| v["metrics"]["startup_ns"]["n"].as_u64() == Some(3)));
+    // Each repetition also says where the time before the epoch went.
+    for m in ["startup_ns", "launch_ns", "setup_ns", "prepare_ns", "prepare_per_partition_ns", "epoch_margin_ns"] {
+        assert!(lines.iter().all(|v| v["metrics"][m]["n"].as_u64() == Some(3)), "{m}: {lines:?}");
+    }
 }
 
 #[test]

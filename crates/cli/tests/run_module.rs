@@ -97,6 +97,31 @@ fn windows_follow_the_schedule_on_every_core_without_overlap() {
     assert_eq!(stops, 75, "{stops} stops for 75 windows");
 }
 
+/// The epoch is decided once every partition's program is started (held before its first
+/// instruction), not from a fixed allowance: the trace's first line says when each start-up
+/// step began, all before the epoch and in order, and no window opens before the epoch.
+#[test]
+fn the_epoch_comes_after_every_program_is_started() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = module(dir.path(), &[("A", "echo A ran"), ("B", "echo B ran"), ("C", "echo C ran")]);
+    let o = run(&config, 5);
+    let Some(Event::ModuleStart { startup, .. }) = o.events.first() else {
+        panic!("the trace must begin with module_start: {:?}", o.events.first())
+    };
+    assert!(
+        startup.run_t < startup.prepare_t && startup.prepare_t < startup.started_t && startup.started_t < 0,
+        "start-up steps must be ordered and before the epoch: {startup:?}"
+    );
+    for p in ["A", "B", "C"] {
+        assert!(o.stdout.contains(&format!("[{p}] {p} ran")), "{}", o.stdout);
+    }
+    let first = o.events.iter().filter(|e| matches!(e, Event::WindowStart { .. })).map(Event::t).min().expect("windows");
+    assert!(first >= 0, "a window opened {first} ns before the epoch");
+}
+
 #[test]
 fn a_partition_that_exits_is_reported_and_the_others_keep_their_windows() {
     if !privileged() {

@@ -20,7 +20,8 @@ pub struct SharedControl {
 }
 
 // SAFETY: the mapping is only accessed through `&ControlBlock`, whose mutable state is atomics
-// (the plain fields are written once in `create`, before the value is shared).
+// (the plain fields are written once in `create`, before the value is shared; `epoch_ns` again
+// in `set_epoch`, before any reader exists).
 unsafe impl Send for SharedControl {}
 // SAFETY: as above.
 unsafe impl Sync for SharedControl {}
@@ -55,6 +56,19 @@ impl SharedControl {
         let cb = unsafe { &mut *block.as_ptr() };
         init(cb, plan, p, epoch_ns);
         Ok(SharedControl { block, fd, ports: PartitionPorts::default() })
+    }
+
+    /// Writes the module's epoch, decided once the partition programs are started
+    /// (`RunState::set_epoch`). Only before the partition's first window: its program has not
+    /// executed an instruction yet (it waits before `execve`), and no thread of the module reads
+    /// the field.
+    pub fn set_epoch(&self, plan: &Plan, epoch_ns: i64) {
+        // SAFETY: a plain aligned i64 field of the live mapping; nobody reads it concurrently
+        // (see above), and the partition reads it only after its first window opens, which the
+        // scheduler threads started after this call open.
+        unsafe { std::ptr::addr_of_mut!((*self.block.as_ptr()).epoch_ns).write_volatile(epoch_ns) };
+        let me = plan.partitions.iter().position(|q| q.id == self.block().partition_id).unwrap_or(0);
+        publish_initial_schedule(self.block(), plan, me, epoch_ns);
     }
 
     pub fn block(&self) -> &ControlBlock {
@@ -111,6 +125,11 @@ fn init(cb: &mut ControlBlock, plan: &Plan, p: &PlannedPartition, epoch_ns: i64)
     cb.status.module_running.store(1, Ordering::Relaxed);
     cb.trace.init();
     cb.hm.reports.init();
+    publish_initial_schedule(cb, plan, me, epoch_ns);
+}
+
+/// The initial schedule, as begun at the epoch, in partition `me`'s view.
+fn publish_initial_schedule(cb: &ControlBlock, plan: &Plan, me: usize, epoch_ns: i64) {
     let initial = &plan.schedules[plan.initial_schedule];
     let (period_ns, duration_ns) = initial.periods[me];
     cb.schedule.publish(&ScheduleSnapshot {

@@ -20,7 +20,7 @@ use crate::signal_guard::SignalGuard;
 use partita_config::model::Module;
 use partita_trace::stream::SummaryBuilder;
 use partita_trace::summary::TraceSummary;
-use partita_trace::{CoreInfo, Event, PartitionInfo};
+use partita_trace::{CoreInfo, Event, PartitionInfo, StartupTimes};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -45,6 +45,11 @@ const _: () = assert!(
 );
 /// Below every partition thread (ARINC priorities map to 11 and up, include/ARINC653.h).
 const IDLE_POLL_PRIORITY: i32 = 1;
+
+/// From the moment every partition program is started (held before `execve`) to the epoch:
+/// room for the module's threads to start, pin themselves and take their priorities (well
+/// under a millisecond on a quiet host; a late one shows as the first windows' lateness).
+const EPOCH_MARGIN_NS: i64 = 10_000_000;
 
 /// A callback for the live status.
 pub type Tick = Box<dyn FnMut(&RunState) + Send>;
@@ -156,6 +161,7 @@ impl Clock for RealClock {
 }
 
 pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<RunReport, String> {
+    let run_began_ns = rt::now_ns();
     crate::backend::kvm::refuse(module)?;
     let plan = Plan::new(module);
     let hm = HmTables::new(module);
@@ -203,8 +209,11 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             spawner_priority: LIFECYCLE_PRIORITY,
         },
     )?;
-    // Partitions are created stopped before the epoch; their initialization runs in their windows.
-    let epoch_ns = rt::now_ns() + 150_000_000 + 20_000_000 * plan.partitions.len() as i64;
+    // Partitions are created stopped before the epoch; their initialization runs in their
+    // windows. The epoch is decided once their programs are started (`RunState::set_epoch`):
+    // until then this placeholder stands in.
+    let prepare_began_ns = rt::now_ns();
+    let epoch_ns = prepare_began_ns;
     let ids: Vec<u32> = plan.partitions.iter().map(|p| p.id).collect();
     let memory = crate::ports::create(module, &ids).map_err(|e| format!("channel memory: {e}"))?;
     let mut udp = UdpLinks::start(memory.remote).map_err(|e| format!("inter-module channels: {e}"))?;
@@ -237,8 +246,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     }
     let mechanism = runs.first().map_or("none", |r| r.gate.mechanism()).to_string();
     let frames_limit = opts.frames.unwrap_or(0);
-    let end_ns = opts.duration.map_or(i64::MAX, |d| epoch_ns.saturating_add(d.as_nanos().min(i64::MAX as u128) as i64));
-    let mut state = RunState::new(plan, epoch_ns, runs, frames_limit, end_ns);
+    let mut state = RunState::new(plan, epoch_ns, runs, frames_limit, i64::MAX);
     if let Some(early) = opts.early_wake {
         state.early_wake_ns = early.as_nanos().min(10_000_000) as i64;
     }
@@ -261,16 +269,19 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     // (at least 1 s) keeps every window inside a piece.
     let longest_frame = state.plan.schedules.iter().map(|s| s.major_frame_ns).max().unwrap_or(0);
     let summary = SummaryBuilder::streaming(longest_frame.saturating_mul(2), SUMMARY_LIST_LIMIT);
-    let mut sink = EventSink { file: trace_file, summary };
-    sink.push(module_start(&state, config_path, &mechanism));
+    let sink = EventSink { file: trace_file, summary };
     let mut lifecycle = Lifecycle::new(&state, launches, sink, Box::new(std::io::stdout()), hm, injections).map_err(|e| e.to_string())?;
-    for i in 0..state.partitions.len() {
-        if let Err(reason) = lifecycle.start(i) {
-            lifecycle.fail(i, reason);
-        }
-    }
+    let failed: Vec<(usize, String)> = (0..state.partitions.len()).filter_map(|i| lifecycle.start(i).err().map(|r| (i, r))).collect();
+    let started_ns = rt::now_ns();
     if let Err(e) = rt::lock_memory() {
         eprintln!("partita: warning: cannot lock memory ({e}); page faults may delay window boundaries");
+    }
+    let duration_ns = opts.duration.map(|d| d.as_nanos().min(i64::MAX as u128) as i64);
+    state.set_epoch(rt::now_ns() + EPOCH_MARGIN_NS, duration_ns);
+    let startup = StartupTimes { run_t: state.rel(run_began_ns), prepare_t: state.rel(prepare_began_ns), started_t: state.rel(started_ns) };
+    lifecycle.emit(module_start(&state, config_path, &mechanism, startup));
+    for (i, reason) in failed {
+        lifecycle.fail(i, reason);
     }
     let interrupted = Arc::new(AtomicBool::new(false));
     let wake = lifecycle.wake.try_clone().map_err(|e| e.to_string())?;
@@ -445,13 +456,13 @@ pub const EXIT_STUCK: i32 = 3;
 fn planned_end_ns(state: &RunState) -> i64 {
     let frames = if state.frames_limit > 0 {
         let longest = state.plan.schedules.iter().map(|s| s.major_frame_ns).max().unwrap_or(0);
-        state.epoch_ns.saturating_add((state.frames_limit as i64).saturating_mul(longest))
+        state.epoch_ns().saturating_add((state.frames_limit as i64).saturating_mul(longest))
     } else {
         i64::MAX
     };
     // `end_ns` ends at the first frame boundary after it.
     let longest = state.plan.schedules.iter().map(|s| s.major_frame_ns).max().unwrap_or(0);
-    frames.min(state.end_ns.saturating_add(longest))
+    frames.min(state.end_ns().saturating_add(longest))
 }
 
 /// A scheduler thread is still blocked in a kernel call (a stop or release write) seconds after
@@ -533,17 +544,18 @@ fn rt_throttling(opts: &RunOptions) -> Result<Option<RtThrottle>, String> {
     }
 }
 
-fn module_start(state: &RunState, config_path: &Path, mechanism: &str) -> Event {
+fn module_start(state: &RunState, config_path: &Path, mechanism: &str, startup: StartupTimes) -> Event {
     let plan = &state.plan;
     Event::ModuleStart {
         t: state.rel(rt::now_ns()),
         module: plan.module_name.clone(),
         config: config_path.display().to_string(),
-        epoch_monotonic_ns: state.epoch_ns,
+        epoch_monotonic_ns: state.epoch_ns(),
         mechanism: mechanism.to_string(),
         cores: plan.cores.iter().map(|c| CoreInfo { core: c.index, cpu: c.cpu, policy: c.policy.as_str().to_string() }).collect(),
         partitions: plan.partitions.iter().map(|p| PartitionInfo { id: p.id, name: p.name.clone() }).collect(),
         schedule: plan.schedules[plan.initial_schedule].id,
+        startup,
     }
 }
 

@@ -60,8 +60,9 @@ pub mod partition_state {
 
 pub struct RunState {
     pub plan: Plan,
-    /// CLOCK_MONOTONIC of the start of the first major frame.
-    pub epoch_ns: i64,
+    /// CLOCK_MONOTONIC of the start of the first major frame: decided once every partition
+    /// program is started ([`RunState::set_epoch`]), before any scheduler thread runs.
+    epoch_ns: AtomicI64,
     pub partitions: Vec<PartitionRun>,
     /// Set to end the run at the next boundary (Ctrl-C, fatal error).
     pub stop: AtomicBool,
@@ -70,7 +71,7 @@ pub struct RunState {
     /// End after this many major frames of core 0's schedule (0 = no limit).
     pub frames_limit: u64,
     /// End at the first frame boundary at or after this instant (i64::MAX = no limit).
-    pub end_ns: i64,
+    end_ns: AtomicI64,
     /// Major frames completed (counted by core 0).
     pub frames: AtomicU64,
     /// Index (into plan.schedules) of the schedule in force, and when it began.
@@ -104,12 +105,12 @@ impl RunState {
         let initial = plan.initial_schedule;
         RunState {
             plan,
-            epoch_ns,
+            epoch_ns: AtomicI64::new(epoch_ns),
             partitions,
             stop: AtomicBool::new(false),
             module_fault: AtomicBool::new(false),
             frames_limit,
-            end_ns,
+            end_ns: AtomicI64::new(end_ns),
             frames: AtomicU64::new(0),
             schedule: AtomicUsize::new(initial),
             schedule_started_ns: AtomicI64::new(epoch_ns),
@@ -130,9 +131,32 @@ impl RunState {
         }
     }
 
+    /// CLOCK_MONOTONIC of the start of the first major frame.
+    pub fn epoch_ns(&self) -> i64 {
+        self.epoch_ns.load(Ordering::Acquire)
+    }
+
+    /// The first frame boundary at or after this instant ends the run (i64::MAX: no limit).
+    pub fn end_ns(&self) -> i64 {
+        self.end_ns.load(Ordering::Acquire)
+    }
+
+    /// Sets the epoch (and the end, `duration_ns` after it) once the partitions' programs are
+    /// started, in the run state and in every partition's control block: the start-up takes
+    /// what preparing the partitions took, not a fixed margin per partition. Called before any
+    /// scheduler thread exists and before any partition program runs.
+    pub fn set_epoch(&self, epoch_ns: i64, duration_ns: Option<i64>) {
+        self.epoch_ns.store(epoch_ns, Ordering::Release);
+        self.end_ns.store(duration_ns.map_or(i64::MAX, |d| epoch_ns.saturating_add(d)), Ordering::Release);
+        self.schedule_started_ns.store(epoch_ns, Ordering::Release);
+        for p in &self.partitions {
+            p.control.set_epoch(&self.plan, epoch_ns);
+        }
+    }
+
     /// Nanoseconds since the epoch of a CLOCK_MONOTONIC instant.
     pub fn rel(&self, monotonic_ns: i64) -> i64 {
-        monotonic_ns - self.epoch_ns
+        monotonic_ns - self.epoch_ns()
     }
 
     /// Asks for schedule `index` from the next major frame boundary that is at least `margin_ns`

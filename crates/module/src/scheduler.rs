@@ -100,7 +100,7 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     let plan = &state.plan;
     let per_schedule: Vec<Vec<Boundary>> = plan.schedules.iter().map(|s| boundaries(s, core)).collect();
     let mut sched = plan.initial_schedule;
-    let mut frame_start = state.epoch_ns;
+    let mut frame_start = state.epoch_ns();
     let mut frames = 0u64;
     let mut pending: Vec<PendingStop> = Vec::new();
     let mut margin = Margin::new(state.early_wake_ns, state.early_wake_ns.min(30_000));
@@ -109,9 +109,9 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     let served: Vec<usize> =
         (0..plan.partitions.len()).filter(|&p| plan.partitions[p].served_by_priority.is_some_and(|(c, _)| c as usize == core)).collect();
     if !served.is_empty() {
-        clock.sleep_until(state.epoch_ns);
+        clock.sleep_until(state.epoch_ns());
         for &p in &served {
-            enter(state, core, p, state.epoch_ns);
+            enter(state, core, p, state.epoch_ns());
             state.emit(
                 core,
                 Event::WindowStart {
@@ -131,7 +131,7 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     // boundary of the previous frame (the same instant; see `merged_frame_start`).
     let mut carried: Option<usize> = None;
     'frames: loop {
-        if state.stop.load(Ordering::Acquire) || (state.frames_limit > 0 && frames >= state.frames_limit) || frame_start >= state.end_ns {
+        if state.stop.load(Ordering::Acquire) || (state.frames_limit > 0 && frames >= state.frames_limit) || frame_start >= state.end_ns() {
             break;
         }
         // A schedule change applies to every core at the same frame boundary.
@@ -313,7 +313,7 @@ fn merged_frame_start(
     next_frame_start: i64,
     next_frame: u64,
 ) -> Option<(usize, Boundary)> {
-    let runs = !(state.frames_limit > 0 && next_frame >= state.frames_limit) && next_frame_start < state.end_ns;
+    let runs = !(state.frames_limit > 0 && next_frame >= state.frames_limit) && next_frame_start < state.end_ns();
     if !runs || last.start.is_some() || last.offset_ns != state.plan.schedules[sched].major_frame_ns {
         return None;
     }

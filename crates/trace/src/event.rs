@@ -18,6 +18,9 @@ pub enum Event {
         cores: Vec<CoreInfo>,
         partitions: Vec<PartitionInfo>,
         schedule: u32,
+        /// When the module's start-up steps began (absent in older traces: zeros).
+        #[serde(default)]
+        startup: StartupTimes,
     },
     /// The scheduler thread of `core` woke for a window start (`t`) planned at `planned`.
     WindowStart {
@@ -211,6 +214,17 @@ pub enum Event {
         frames: u64,
         reason: String,
     },
+}
+
+/// The module's start-up, in ns relative to the epoch (so negative): `partita run` set itself up
+/// from `run_t` (capabilities, CPU locks, throttling, cgroups) to `prepare_t`, prepared the
+/// partitions and started their programs (held before their first instruction) until
+/// `started_t`; the epoch followed after a fixed margin for the module's threads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartupTimes {
+    pub run_t: i64,
+    pub prepare_t: i64,
+    pub started_t: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -428,6 +428,7 @@ mod tests {
                 cores: vec![],
                 partitions: vec![partita_trace::PartitionInfo { id: 3, name: "Faulty".into() }],
                 schedule: 1,
+                startup: Default::default(),
             },
             Event::HmEvent {
                 t: 1,

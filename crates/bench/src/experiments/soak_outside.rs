@@ -495,6 +495,7 @@ mod tests {
             cores: vec![],
             partitions: vec![PartitionInfo { id: 1, name: "A".into() }, PartitionInfo { id: 2, name: "B".into() }],
             schedule: 1,
+            startup: Default::default(),
         }
     }
 

@@ -73,8 +73,11 @@ impl Experiment for Startup {
     fn description(&self) -> &'static str {
         "N partitions (each one program creating one process, then SET_PARTITION_MODE(NORMAL)) with 2 ms windows \
          alternating over the 2 cores. startup_ns = from just before `partita run` is started to the last partition's \
-         mode change to NORMAL in the trace (epoch + t); epoch_ns = from that start to the module epoch (configuration, \
-         cgroups, spawning); normal_ns = each partition's NORMAL after the epoch. --backend native starts N plain \
+         mode change to NORMAL in the trace (epoch + t); epoch_ns = from that start to the module epoch, split into \
+         launch_ns (to `partita run`'s module start: exec, configuration), setup_ns (capabilities, CPU locks, \
+         throttling, the run's cgroups), prepare_ns (each partition's cgroups, control block and program started, held; \
+         also per partition) and epoch_margin_ns (the module's threads start); normal_ns = each partition's NORMAL after \
+         the epoch. --backend native starts N plain \
          processes of the same program (APEX runtime standalone) under the partitions' conditions (pinned to the \
          same core, main thread at SCHED_FIFO 10, zero wake-up latency requested on both CPUs, real-time throttling lifted) and \
          takes the time until each one's process ran. \
@@ -122,6 +125,13 @@ impl Experiment for Startup {
             let last = normal.iter().max().copied().unwrap_or(run.epoch_monotonic_ns);
             ctx.sample("startup_ns", Unit::Ns, (last - run.spawned_monotonic_ns) as f64);
             ctx.sample("epoch_ns", Unit::Ns, (run.epoch_monotonic_ns - run.spawned_monotonic_ns) as f64);
+            // Where the time before the epoch goes (the module's own instants, in the trace).
+            let (epoch, st) = (run.epoch_monotonic_ns, run.startup);
+            ctx.sample("launch_ns", Unit::Ns, (epoch + st.run_t - run.spawned_monotonic_ns) as f64);
+            ctx.sample("setup_ns", Unit::Ns, (st.prepare_t - st.run_t) as f64);
+            ctx.sample("prepare_ns", Unit::Ns, (st.started_t - st.prepare_t) as f64);
+            ctx.sample("prepare_per_partition_ns", Unit::Ns, (st.started_t - st.prepare_t) as f64 / n as f64);
+            ctx.sample("epoch_margin_ns", Unit::Ns, (-st.started_t) as f64);
             ctx.samples("normal_ns", Unit::Ns, normal.iter().map(|t| (t - run.epoch_monotonic_ns) as f64));
         }
         Ok(())

@@ -54,6 +54,7 @@ pub fn module_start() -> Event {
             PartitionInfo { id: 3, name: "C".into() },
         ],
         schedule: 1,
+        startup: Default::default(),
     }
 }
 

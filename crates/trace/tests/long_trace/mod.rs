@@ -25,6 +25,7 @@ pub fn module_start() -> Event {
         cores: vec![CoreInfo { core: 0, cpu: 0, policy: "CYCLIC".into() }, CoreInfo { core: 1, cpu: 1, policy: "CYCLIC".into() }],
         partitions: (1..=3).map(|id| PartitionInfo { id, name: format!("P{id}") }).collect(),
         schedule: 1,
+        startup: Default::default(),
     }
 }
 
