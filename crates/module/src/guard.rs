@@ -29,9 +29,13 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 /// How long a stop write may take before the guard holds the partition. Normal writes take
 /// 15-80 us here (p99 with restarts going on); a longer one is blocked.
 pub const GUARD_NS: i64 = 200_000;
-/// The least time a stop write is given before the guard holds its partition (a stop issued at
-/// or after its window end): a normal write takes 15-80 us, a hold costs a signal per thread.
-pub const GUARD_MIN_NS: i64 = 50_000;
+/// The least time a stop write is given before the guard holds its partition (a stop issued
+/// less than [`GUARD_LEAD_NS`] + this before its window end, or after it). The guard runs only
+/// when the write sleeps in the kernel (a running write holds the CPU), and a hold costs a
+/// signal per thread. It was 50 us: with stops issued a median 49 us before the end (the
+/// adaptive margin), a blocked write was held only ~1 us after the end, and the soak counted
+/// the partition's last samples there (`slow_stop`, a few us past the end).
+pub const GUARD_MIN_NS: i64 = 10_000;
 /// How long before a stop's due time the guard fires when the write is still blocked: the
 /// guard preempts the partition when its timer fires, which here is 1-3 us after the expiry
 /// (measured: with the timer at the window end, the partitions' last samples were a median

@@ -304,6 +304,31 @@ mod tests {
         assert_eq!(read_trace(text.as_bytes()).unwrap(), vec![e]);
     }
 
+    /// A trace written before `module_start` carried `startup` still reads, with zeros; a new
+    /// one carries the instants.
+    #[test]
+    fn module_start_reads_with_and_without_startup_times() {
+        let old = r#"{"ev":"module_start","t":-5,"module":"M","config":"m.xml","epoch_monotonic_ns":100,"mechanism":"x","cores":[],"partitions":[],"schedule":1}"#;
+        let events = read_trace(old.as_bytes()).unwrap();
+        assert!(matches!(&events[0], Event::ModuleStart { startup, .. } if *startup == StartupTimes::default()), "{events:?}");
+        let e = Event::ModuleStart {
+            t: -5,
+            module: "M".into(),
+            config: "m.xml".into(),
+            epoch_monotonic_ns: 100,
+            mechanism: "x".into(),
+            cores: vec![],
+            partitions: vec![],
+            schedule: 1,
+            startup: StartupTimes { run_t: -90, prepare_t: -60, started_t: -12 },
+        };
+        let mut buf = Vec::new();
+        e.write_line(&mut buf).unwrap();
+        let text = String::from_utf8(buf).unwrap();
+        assert!(text.contains(r#""startup":{"run_t":-90,"prepare_t":-60,"started_t":-12}"#), "{text}");
+        assert_eq!(read_trace(text.as_bytes()).unwrap(), vec![e]);
+    }
+
     #[test]
     fn hm_events_read_back_and_count_in_the_summary() {
         let e = Event::HmEvent {
