@@ -6,6 +6,7 @@ use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use crate::published::{Published, as_f64};
 use crate::report::svg::{self, Axes, Series};
 use crate::report::{ExperimentData, chart, f2, notes, param_f, param_s, section_head, stats_table, summary, table};
+use crate::stats::median;
 use std::time::Duration;
 
 pub struct NativeVsPartition;
@@ -216,12 +217,6 @@ fn user_command(ctx: &mut RunContext, cmd: &str, cores: usize, reps: u32) -> Res
         ctx.sample("cmd_loss_pct", Unit::Percent, (median(&part) / median(&native) - 1.0) * 100.0);
     }
     Ok(())
-}
-
-pub fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    if s.is_empty() { f64::NAN } else { s[s.len() / 2] }
 }
 
 /// Published seed 000 bare-metal Dhrystone times relative to -O0, and Partita's native integer

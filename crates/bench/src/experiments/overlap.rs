@@ -2,11 +2,11 @@
 //! overlapping P1's payload by 0/25/50/75/100 %.
 
 use super::c_workloads::{Part, build_wl, cpus, module_xml, parse_lines, run_module};
-use super::native_vs_partition::median;
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use crate::published::Published;
 use crate::report::svg::{self, Axes, Series};
 use crate::report::{ExperimentData, chart, f1, f2, notes, param_f, section_head, stats_table, summary, table};
+use crate::stats::median;
 use std::time::Duration;
 
 pub struct Overlap;
