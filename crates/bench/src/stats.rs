@@ -33,6 +33,13 @@ impl Summary {
     }
 }
 
+/// The median of unsorted samples (the upper one of an even count); NaN when there are none.
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    if s.is_empty() { f64::NAN } else { s[s.len() / 2] }
+}
+
 /// The `p`-th percentile of ascending samples (linear interpolation between closest ranks).
 pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     let last = sorted.len().checked_sub(1)?;

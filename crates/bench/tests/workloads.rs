@@ -3,7 +3,8 @@
 //! memory kernels run, the spin-lock stress keeps the shared counter exact under contention
 //! with both locks, and the coloring program times its Test routine.
 
-use partita_bench::experiments::c_workloads::{build_coloring, build_wl, parse_lines, run_native};
+use partita_bench::experiments::c_workloads::{build_wl, parse_lines, run_native};
+use partita_bench::experiments::coloring::build_coloring;
 use std::path::PathBuf;
 
 /// The test binary stands in for `partita`: the APEX static library is found beside it

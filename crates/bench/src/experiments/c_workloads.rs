@@ -2,6 +2,9 @@
 //! with `cc` at the optimization level an experiment asks for, run natively (pinned with
 //! `taskset`) or as partitions of a generated module under `partita run`, and their
 //! `wl KERNEL key=value ...` result lines parsed back.
+//! Shared by the experiments that run `wl` (native-vs-partition, overlap, spinlock, release,
+//! memlat) and coloring; what one experiment alone runs (the coloring program's build, each
+//! experiment's module and arguments) is in that experiment's file.
 
 use crate::module_run::{Launch, Watcher, run_watched};
 use crate::module_xml::{ModuleXml, Scheduled, XmlWindow};
@@ -14,7 +17,6 @@ use std::time::Duration;
 const KERNELS_H: &str = include_str!("../../workloads/kernels.h");
 const KERNELS_C: &str = include_str!("../../workloads/kernels.c");
 const WL_C: &str = include_str!("../../workloads/wl.c");
-const COLORING_C: &str = include_str!("../../workloads/coloring.c");
 const ARINC653_H: &str = include_str!("../../../../include/ARINC653.h");
 
 /// The directory holding `libpartita_apex.a`: next to the `partita` binary (cargo build), or
@@ -63,24 +65,6 @@ pub fn build_wl(partita: &Path, scratch: &Path, level: u8) -> Result<PathBuf, St
         .map_err(|e| format!("cannot run cc: {e} (apt-get install gcc)"))?;
     if !status.success() {
         return Err(format!("cc failed building the workloads at -O{level}"));
-    }
-    Ok(out)
-}
-
-/// Builds the coloring Test program (native, no APEX).
-pub fn build_coloring(scratch: &Path) -> Result<PathBuf, String> {
-    let src = scratch.join("coloring.c");
-    std::fs::write(&src, COLORING_C).map_err(|e| e.to_string())?;
-    let out = scratch.join("coloring");
-    let status = Command::new("cc")
-        .args(["-O2", "-pthread"])
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .map_err(|e| format!("cannot run cc: {e} (apt-get install gcc)"))?;
-    if !status.success() {
-        return Err("cc failed building coloring.c".into());
     }
     Ok(out)
 }

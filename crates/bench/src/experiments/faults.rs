@@ -6,14 +6,18 @@
 //! other partitions' window-start lateness and their own GET_TIME samples are compared with a
 //! fault-free run of the same module in the same invocation.
 
+use super::partition_programs::{arg, run_one};
 use super::soak::CODES;
 use super::soak_check::{ChunkedCheck, Plan, PlannedWindow, SampleCheck};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use crate::module_run::machine_lock;
 use crate::module_run::{Launch, Watcher, run_watched};
 use crate::module_xml::{ModuleXml, Scheduled};
+use crate::workload::Workload;
+use partita_apex::{ScheduleId, get_partition_status, get_time, periodic_wait, set_module_schedule};
 use partita_trace::Event;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 pub struct Faults;
 
@@ -409,6 +413,59 @@ fn record(ctx: &mut RunContext, injected: &BTreeMap<(String, String), u64>, c: &
     for ((code, mode), n) in &c.by_mode {
         ctx.sample(&format!("by_mode_{}_{code}", mode.replace(", ", "_").replace(' ', "_")), Unit::Count, *n as f64);
     }
+}
+
+// The partition programs of `faults` (`partita bench-partition NAME ARGS`), written against the
+// `partita_apex` Rust API (no C compiler needed); the time partitions and the targets run the
+// soak's programs (soak_parts.rs).
+
+/// `fault-restarter INIT_MS`: spins INIT_MS of module time in its initialization (so that a
+/// fault injected while it restarts finds it in COLD_START or WARM_START), then a light
+/// periodic process in NORMAL.
+pub static RESTARTER: Workload = Workload {
+    name: "fault-restarter",
+    description: "spins INIT_MS in its initialization, then a light periodic process (the restarted target of injected errors)",
+    main: restarter_main,
+};
+/// `switcher EVERY`: a periodic process that asks for the other module schedule every EVERY
+/// periods (SET_MODULE_SCHEDULE, schedules 1 and 2 in turn).
+pub static SWITCHER: Workload =
+    Workload { name: "switcher", description: "asks for module schedule 1 and 2 in turn every EVERY periods", main: switcher_main };
+
+static EVERY: AtomicI64 = AtomicI64::new(0);
+
+extern "C" fn idle_process() {
+    loop {
+        let _ = periodic_wait();
+    }
+}
+
+fn restarter_main(args: &[String]) -> i32 {
+    let until = get_time() + arg(args, 0, 25) * 1_000_000;
+    while get_time() < until {
+        std::hint::spin_loop();
+    }
+    run_one("TARGET", idle_process, get_partition_status().period)
+}
+
+extern "C" fn switcher_process() {
+    let every = EVERY.load(Ordering::Relaxed).max(1) as u64;
+    let (mut periods, mut next): (u64, ScheduleId) = (0, 2);
+    loop {
+        periods += 1;
+        if periods.is_multiple_of(every) {
+            if let Err(e) = set_module_schedule(next) {
+                println!("SET_MODULE_SCHEDULE({next}) failed: {e:?}");
+            }
+            next = 3 - next;
+        }
+        let _ = periodic_wait();
+    }
+}
+
+fn switcher_main(args: &[String]) -> i32 {
+    EVERY.store(arg(args, 0, 5), Ordering::Relaxed);
+    run_one("SWITCH", switcher_process, get_partition_status().period)
 }
 
 #[cfg(test)]

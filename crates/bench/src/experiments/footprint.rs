@@ -3,6 +3,10 @@
 
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use crate::module_run::{ModuleSpec, PartitionSpec, Window, run_module_watching};
+use crate::published::Published;
+use crate::report::svg::{self, Axes, Series};
+use crate::report::{ExperimentData, chart, notes, params_label, run_median, section_head, table};
+use crate::stats::Summary;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -105,9 +109,65 @@ impl Experiment for Footprint {
         ctx.sample("total_rss_bytes", Unit::Bytes, (module_rss + partition_rss.values().sum::<u64>()) as f64);
         Ok(())
     }
-    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
-        crate::experiments::sections::footprint(self, data, published)
+    fn report(&self, data: &ExperimentData, published: &Published) -> String {
+        section(self, data, published)
     }
+}
+
+/// The report section: binary sizes and resident memory, beside seed 000's image sizes.
+fn section(e: &dyn Experiment, data: &ExperimentData, published: &Published) -> String {
+    let mut h = section_head(e, data);
+    let kib = |v: f64| format!("{:.0}", v / 1024.0);
+    let mut rows = vec![vec![
+        "configuration".to_string(),
+        "partita binary (KiB)".into(),
+        "APEX static library (KiB)".into(),
+        "module RSS (KiB)".into(),
+        "partition RSS median (KiB)".into(),
+        "total RSS (KiB)".into(),
+    ]];
+    for r in &data.runs {
+        let m = |k: &str| r.point.metrics.get(k).and_then(|m| Summary::of(&m.samples)).map(|s| kib(s.median)).unwrap_or("-".into());
+        rows.push(vec![
+            params_label(r),
+            m("partita_binary_bytes"),
+            m("apex_static_library_bytes"),
+            m("module_rss_bytes"),
+            m("partition_rss_bytes"),
+            m("total_rss_bytes"),
+        ]);
+    }
+    h += &table(&rows);
+    if let Some(cores) = published.numbers("seed000_footprint", "cores") {
+        let mut rows = vec![vec!["cores".to_string(), "PikeOS GR740 (KiB)".into(), "XtratuM GR740 (KiB)".into()]];
+        let (p, x) = (
+            published.numbers("seed000_footprint", "pikeos_gr740").unwrap_or_default(),
+            published.numbers("seed000_footprint", "xtratum_gr740").unwrap_or_default(),
+        );
+        for (i, c) in cores.iter().enumerate() {
+            rows.push(vec![
+                c.to_string(),
+                p.get(i).map(|v| kib(*v)).unwrap_or("-".into()),
+                x.get(i).map(|v| kib(*v)).unwrap_or("-".into()),
+            ]);
+        }
+        h += &format!("<p>Published ({}): image sizes.</p>", crate::report::esc(&published.source("seed000_footprint")));
+        h += &table(&rows);
+    }
+    let cats: Vec<String> = data.runs.iter().map(params_label).collect();
+    let bar = |k: &str, label: &str| {
+        Series::new(
+            label,
+            data.runs.iter().enumerate().map(|(i, r)| (i as f64, run_median(r, k).map(|v| v / 1024.0).unwrap_or(f64::NAN))).collect(),
+        )
+    };
+    h += &chart(&svg::bar_chart(
+        &Axes::new("Resident memory per configuration", "", "KiB"),
+        &cats,
+        &[bar("module_rss_bytes", "module"), bar("partition_rss_bytes", "partition (median)"), bar("total_rss_bytes", "total")],
+    ));
+    h += &notes(data);
+    h
 }
 
 #[cfg(test)]

@@ -1,9 +1,18 @@
 //! `latency`: cyclictest-style periodic wake-up latency of a process inside a partition, beside
 //! rt-tests' `cyclictest` run natively on the same CPU in the same invocation (seed 004 Table 1).
 
+use super::partition_programs::{arg, attribute, create_and_start, exit_process, fail, go_normal};
 use crate::conditions::{Conditions, PARTITION_MAIN_RT_PRIORITY, realtime};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use crate::module_run::{ModuleSpec, PartitionSpec, Window, machine_lock, run_module};
+use crate::published::Published;
+use crate::report::svg;
+use crate::report::{ExperimentData, chart, notes, params_label, section_head, stats_table, table, us};
+use crate::stats::Summary;
+use crate::workload::Workload;
+use partita_apex::{INFINITE_TIME_VALUE, get_time, timed_wait};
+use std::io::Write;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 pub struct Latency;
 
@@ -138,9 +147,105 @@ impl Experiment for Latency {
         ctx.samples("partition_wakeup_ns", Unit::Ns, v);
         Ok(())
     }
-    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
-        crate::experiments::sections::latency(self, data, published)
+    fn report(&self, data: &ExperimentData, published: &Published) -> String {
+        section(self, data, published)
     }
+}
+
+/// The report section: wake-up latency beside cyclictest's in the same invocation and seed 004's,
+/// with histograms up to the 99th percentile.
+fn section(e: &dyn Experiment, data: &ExperimentData, published: &Published) -> String {
+    let mut h = section_head(e, data);
+    let mut rows = vec![vec![
+        "source".to_string(),
+        "min (us)".into(),
+        "avg (us)".into(),
+        "median (us)".into(),
+        "max (us)".into(),
+        "median / cyclictest median".into(),
+    ]];
+    for r in &data.runs {
+        let m = |k: &str| r.point.metrics.get(k).and_then(|m| Summary::of(&m.samples));
+        let ct = m("cyclictest_ns");
+        for (k, label) in [("cyclictest_ns", "cyclictest, native"), ("partition_wakeup_ns", "Partita process")] {
+            if let Some(s) = m(k) {
+                let ratio = ct.as_ref().filter(|c| c.median > 0.0).map(|c| format!("{:.2}", s.median / c.median)).unwrap_or("-".into());
+                rows.push(vec![
+                    format!("{label} ({}, {})", r.meta.backend, params_label(r)),
+                    us(s.min),
+                    us(s.mean),
+                    us(s.median),
+                    us(s.max),
+                    ratio,
+                ]);
+            }
+        }
+    }
+    for (key, label) in [("native_linux", "seed 004: Linux native"), ("xen_arm_hvm_dom0", "seed 004: Xen ARM HVM dom0")] {
+        if let Some(t) = published.table("seed004_cyclictest").and_then(|t| t.get(key)).and_then(|v| v.as_table()) {
+            let g = |k: &str| t.get(k).and_then(crate::published::as_f64).map(|v| v.to_string()).unwrap_or("-".into());
+            rows.push(vec![label.into(), g("min_us"), g("avg_us"), "-".into(), g("max_us"), "-".into()]);
+        }
+    }
+    h += &table(&rows);
+    for r in &data.runs {
+        for (k, label) in [("partition_wakeup_ns", "Partita process"), ("cyclictest_ns", "cyclictest")] {
+            if let Some(m) = r.point.metrics.get(k) {
+                // The histogram of the body: up to the 99th percentile, the tail is in the table.
+                let mut s = m.samples.clone();
+                s.sort_by(f64::total_cmp);
+                let cut = crate::stats::percentile(&s, 99.0).unwrap_or(0.0);
+                let body: Vec<f64> = s.into_iter().filter(|v| *v <= cut).collect();
+                h += &chart(&svg::histogram_chart(
+                    &format!("{label} wake-up latency ({}; to p99)", r.meta.backend),
+                    "us",
+                    &body,
+                    40,
+                    1000.0,
+                ));
+            }
+        }
+    }
+    h += &stats_table(data, &|_| true);
+    h += &notes(data);
+    h
+}
+
+pub static LATENCY: Workload = Workload {
+    name: "latency",
+    description: "cyclictest-like loop in one process at the top priority: TIMED_WAIT to the next interval, print the lateness",
+    main: latency_main,
+};
+
+static INTERVAL_NS: AtomicI64 = AtomicI64::new(0);
+static LOOPS: AtomicI64 = AtomicI64::new(0);
+
+extern "C" fn latency_process() {
+    let (interval, loops) = (INTERVAL_NS.load(Ordering::Relaxed), LOOPS.load(Ordering::Relaxed));
+    let mut out = Vec::with_capacity(loops as usize);
+    let mut next = get_time() + interval;
+    for _ in 0..loops {
+        let _ = timed_wait((next - get_time()).max(0));
+        out.push(get_time() - next);
+        next += interval;
+    }
+    let stdout = std::io::stdout();
+    let mut w = std::io::BufWriter::new(stdout.lock());
+    for v in out {
+        let _ = writeln!(w, "sample partition_wakeup_ns {v}");
+    }
+    let _ = w.flush();
+    exit_process(0);
+}
+
+/// `latency INTERVAL_NS LOOPS`.
+fn latency_main(args: &[String]) -> i32 {
+    INTERVAL_NS.store(arg(args, 0, 1_000_000).max(10_000), Ordering::Relaxed);
+    LOOPS.store(arg(args, 1, 1000).max(1), Ordering::Relaxed);
+    if let Err(e) = create_and_start(&attribute("CYCLIC", latency_process, INFINITE_TIME_VALUE, 63)) {
+        return fail(e);
+    }
+    go_normal()
 }
 
 #[cfg(test)]

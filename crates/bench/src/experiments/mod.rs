@@ -1,10 +1,15 @@
 //! The experiments and their workloads. The registry order is the `bench list` order; an
 //! experiment or workload is added by adding it to `all()` or `workloads()`.
+//!
+//! One file per experiment: its points, its run, its report section and its Rust partition
+//! programs (`soak` also has `soak_parts`, `soak_load` and `soak_outside`). What several share
+//! has one home each: `partition_programs` (the Rust programs' helpers, `idle`, the numbered
+//! messages), `c_workloads` (building and running the C workloads), `soak_check` (the window
+//! checks of `soak` and `faults`), `switch_floor` (the host's switch floor beside `pcs`).
 
 pub mod api;
 pub mod broker;
 pub mod c_workloads;
-pub mod campaign_parts;
 pub mod coloring;
 pub mod faults;
 pub mod footprint;
@@ -13,21 +18,18 @@ pub mod memlat;
 pub mod messages;
 pub mod native_vs_partition;
 pub mod overlap;
+pub mod partition_programs;
 pub mod pcs;
-pub mod programs;
 pub mod release;
-pub mod sections;
 pub mod slot_loss;
 pub mod soak;
 pub mod soak_check;
 pub mod soak_load;
 pub mod soak_outside;
 pub mod soak_parts;
-pub mod soak_report;
 pub mod spinlock;
 pub mod startup;
 pub mod switch_floor;
-pub mod workload_sections;
 
 use crate::experiment::Experiment;
 use crate::workload::Workload;
@@ -55,11 +57,11 @@ pub fn all() -> Vec<&'static dyn Experiment> {
 
 pub fn workloads() -> Vec<&'static Workload> {
     vec![
-        &programs::PCS,
-        &programs::LATENCY,
-        &programs::COUNT,
-        &programs::API,
-        &programs::IDLE,
+        &pcs::PCS,
+        &latency::LATENCY,
+        &slot_loss::COUNT,
+        &api::API,
+        &partition_programs::IDLE,
         &switch_floor::SWITCH_FLOOR,
         &broker::BROKER,
         &soak_parts::TIME,
@@ -67,9 +69,9 @@ pub fn workloads() -> Vec<&'static Workload> {
         &soak_parts::CONSUMER,
         &soak_parts::FAULTY,
         &soak_parts::TARGET,
-        &campaign_parts::RESTARTER,
-        &campaign_parts::SWITCHER,
-        &campaign_parts::MSG_PRODUCER,
-        &campaign_parts::MSG_CONSUMER,
+        &faults::RESTARTER,
+        &faults::SWITCHER,
+        &messages::MSG_PRODUCER,
+        &messages::MSG_CONSUMER,
     ]
 }

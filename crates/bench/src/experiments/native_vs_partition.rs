@@ -3,6 +3,10 @@
 use super::c_workloads::{Part, build_wl, cpus, module_xml, parse_lines, run_module, run_native_at};
 use crate::conditions::{Conditions, CpuTimes, PARTITION_MAIN_RT_PRIORITY, baseline_problem, noise_pct, partition_rt_priority};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+use crate::published::{Published, as_f64};
+use crate::report::svg::{self, Axes, Series};
+use crate::report::{ExperimentData, chart, f2, notes, param_f, param_s, section_head, stats_table, summary, table};
+use crate::stats::median;
 use std::time::Duration;
 
 pub struct NativeVsPartition;
@@ -38,8 +42,8 @@ impl Experiment for NativeVsPartition {
          reason (native_steal_pct / partition_steal_pct: the hypervisor's steal time on the CPUs during each, from /proc/stat). The papers measured CoreMark/MHz on an Atom (seed 001) and Dhrystone on LEON3/LEON4 (seed 000); \
          this is a 2-vCPU VM sharing its host. With --workload-cmd CMD (for example a licensed CoreMark build) the -O0 data-structure points also time CMD natively and as partitions (cmd_native_ns, cmd_partition_ns, cmd_loss_pct); the partition program is /bin/sh running CMD, which makes no APEX call and so stays in COLD_START, scheduled in its windows all the same."
     }
-    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
-        super::workload_sections::native_vs_partition(self, data, published)
+    fn report(&self, data: &ExperimentData, published: &Published) -> String {
+        section(self, data, published)
     }
     fn points(&self, quick: bool) -> Vec<Params> {
         let kernels: &[&str] = if quick { &["dskernel"] } else { &["dskernel", "intmix"] };
@@ -215,8 +219,92 @@ fn user_command(ctx: &mut RunContext, cmd: &str, cores: usize, reps: u32) -> Res
     Ok(())
 }
 
-pub fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(|a, b| a.total_cmp(b));
-    if s.is_empty() { f64::NAN } else { s[s.len() / 2] }
+/// Published seed 000 bare-metal Dhrystone times relative to -O0, and Partita's native integer
+/// mix the same way; seed 001 Table 2 beside Partita's loss.
+fn section(e: &dyn Experiment, data: &ExperimentData, p: &Published) -> String {
+    let mut h = section_head(e, data);
+    let mut rows = vec![vec![
+        "kernel".to_string(),
+        "flags".into(),
+        "cores".into(),
+        "native score (it/s)".into(),
+        "partitioned score (it/s)".into(),
+        "loss %".into(),
+        "native noise %".into(),
+    ]];
+    let mut bars: Vec<(String, f64)> = Vec::new();
+    for r in &data.runs {
+        let (n, q) = (summary(r, "native_score"), summary(r, "partition_score"));
+        let loss = summary(r, "loss_pct").map(|s| s.median);
+        rows.push(vec![
+            param_s(r, "kernel"),
+            param_s(r, "flags"),
+            param_s(r, "cores"),
+            n.map(|s| format!("{:.0}", s.median)).unwrap_or("-".into()),
+            q.map(|s| {
+                let per_core: Vec<String> = (0..2)
+                    .filter_map(|c| summary(r, &format!("partition_score.core{c}")).map(|s| format!("core {c}: {:.0}", s.median)))
+                    .collect();
+                if per_core.is_empty() { format!("{:.0}", s.median) } else { format!("{:.0} ({})", s.median, per_core.join(", ")) }
+            })
+            .unwrap_or("-".into()),
+            match (loss, summary(r, "rejected_loss_pct")) {
+                (Some(l), _) => f2(l),
+                (None, Some(x)) => format!("measurement problem (baseline {:.2} % slower; see notes)", -x.median),
+                (None, None) => "-".into(),
+            },
+            summary(r, "noise_pct").map(|s| f2(s.median)).unwrap_or("-".into()),
+        ]);
+        if let Some(l) = loss {
+            bars.push((format!("{} {} {}c", param_s(r, "kernel"), param_s(r, "flags"), param_s(r, "cores")), l));
+        }
+    }
+    if let Some(t) = p.table("seed001_native_vs_partition").and_then(|t| t.get("rows")).and_then(|v| v.as_array()) {
+        for row in t.iter().filter_map(|v| v.as_table()) {
+            let g = |k: &str| row.get(k).and_then(as_f64).map(|v| format!("{v}")).unwrap_or("-".into());
+            let config = row.get("config").and_then(|v| v.as_str()).unwrap_or("");
+            rows.push(vec![
+                format!("CoreMark/MHz, seed 001 Table 2: {config}"),
+                "-".into(),
+                "-".into(),
+                g("coremark_per_mhz"),
+                "-".into(),
+                g("loss_pct"),
+                "-".into(),
+            ]);
+        }
+    }
+    h += &table(&rows);
+    // Time per flag relative to -O0: seed 000's bare-metal Dhrystone and the native integer mix.
+    if let (Some(flags), Some(secs)) = (
+        p.table("seed000_dhrystone_baremetal").and_then(|t| t.get("flags")).and_then(|v| v.as_array()),
+        p.numbers("seed000_dhrystone_baremetal", "seconds"),
+    ) {
+        let mut rows = vec![vec![
+            "flags".to_string(),
+            "seed 000 Dhrystone, LEON3 bare metal (time / time at O0)".into(),
+            "Partita native integer mix, 1 core".into(),
+        ]];
+        let score = |flag: &str| {
+            data.runs
+                .iter()
+                .find(|r| param_s(r, "kernel") == "intmix" && param_s(r, "flags") == flag && param_f(r, "cores") == Some(1.0))
+                .and_then(|r| summary(r, "native_score"))
+                .map(|s| s.median)
+        };
+        for (f, s) in flags.iter().filter_map(|v| v.as_str()).zip(&secs) {
+            let ours = match (score("O0"), score(f)) {
+                (Some(o0), Some(x)) => f2(o0 / x),
+                _ => "-".into(),
+            };
+            rows.push(vec![f.to_string(), f2(s / secs[0]), ours]);
+        }
+        h += &table(&rows);
+    }
+    if !bars.is_empty() {
+        let cats: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+        let series = [Series::new("loss %", bars.iter().enumerate().map(|(i, b)| (i as f64, b.1)).collect())];
+        h += &chart(&svg::bar_chart(&Axes::new("Partitioned vs native: loss", "point", "%"), &cats, &series));
+    }
+    h + &stats_table(data, &|_| true) + &notes(data)
 }

@@ -2,8 +2,11 @@
 //! overlapping P1's payload by 0/25/50/75/100 %.
 
 use super::c_workloads::{Part, build_wl, cpus, module_xml, parse_lines, run_module};
-use super::native_vs_partition::median;
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+use crate::published::Published;
+use crate::report::svg::{self, Axes, Series};
+use crate::report::{ExperimentData, chart, f1, f2, notes, param_f, section_head, stats_table, summary, table};
+use crate::stats::median;
 use std::time::Duration;
 
 pub struct Overlap;
@@ -62,8 +65,8 @@ impl Experiment for Overlap {
     fn backends(&self) -> &'static [Backend] {
         &[Backend::Process]
     }
-    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
-        super::workload_sections::overlap(self, data, published)
+    fn report(&self, data: &ExperimentData, published: &Published) -> String {
+        section(self, data, published)
     }
     fn points(&self, _quick: bool) -> Vec<Params> {
         [0u64, 25, 50, 75, 100].iter().map(|o| params([("overlap_pct", (*o).into())])).collect()
@@ -121,4 +124,51 @@ impl Experiment for Overlap {
         ctx.sample("interference_pct", Unit::Percent, (medians[1] / medians[0] - 1.0) * 100.0);
         Ok(())
     }
+}
+
+/// seed 001 Table 3: payload execution time per overlap scenario, and the interference curve.
+fn section(e: &dyn Experiment, data: &ExperimentData, p: &Published) -> String {
+    let mut h = section_head(e, data);
+    let key = "seed001_overlap";
+    let mut rows = vec![vec![
+        "scenario".to_string(),
+        "avg (us)".into(),
+        "max".into(),
+        "min".into(),
+        "stdev".into(),
+        "interference %".into(),
+        "seed 001 avg / max / min / stdev / interference".into(),
+    ]];
+    let published = |field: &str, i: usize| p.numbers(key, field).and_then(|v| v.get(i).copied());
+    let mut ours = Vec::new();
+    for r in &data.runs {
+        let Some(o) = param_f(r, "overlap_pct") else { continue };
+        let Some(s) = summary(r, "exec_ns") else { continue };
+        let interference = summary(r, "interference_pct").map(|s| s.median);
+        let i = [0.0, 25.0, 50.0, 75.0, 100.0].iter().position(|x| *x == o).unwrap_or(usize::MAX);
+        let paper = ["avg_us", "max_us", "min_us", "stdev_us", "interference_pct"]
+            .iter()
+            .map(|f| published(f, i).map(|v| format!("{v}")).unwrap_or("-".into()))
+            .collect::<Vec<_>>()
+            .join(" / ");
+        rows.push(vec![
+            format!("S{o}"),
+            f1(s.mean / 1e3),
+            f1(s.max / 1e3),
+            f1(s.min / 1e3),
+            f2(s.stddev / 1e3),
+            interference.map(f2).unwrap_or("-".into()),
+            paper,
+        ]);
+        if let Some(v) = interference {
+            ours.push((o, v));
+        }
+    }
+    h += &table(&rows);
+    let mut series = vec![Series::new("Partita", ours).markers()];
+    if let (Some(x), Some(y)) = (p.numbers(key, "overlap_pct"), p.numbers(key, "interference_pct")) {
+        series.push(Series::new("XtratuM, caches off (seed 001)", x.into_iter().zip(y).collect()).dashed().markers());
+    }
+    h += &chart(&svg::line_chart(&Axes::new("Interference vs window overlap", "overlap (%)", "interference (%)"), &series));
+    h + &stats_table(data, &|_| true) + &notes(data)
 }

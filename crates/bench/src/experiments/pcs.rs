@@ -2,8 +2,16 @@
 //! dispatch (CtswO) against the number of processes per partition, from the trace of a real
 //! module run.
 
+use super::partition_programs::{arg, attribute, create_and_start, fail, go_normal};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+use crate::module_run::monotonic_ns as now_ns;
 use crate::module_run::{ModuleSpec, PartitionSpec, Window, machine_lock, run_module};
+use crate::published::Published;
+use crate::report::svg::{self, Axes, Series};
+use crate::report::{ExperimentData, chart, notes, run_median, section_head, stats_table, table, us};
+use crate::stats::Summary;
+use crate::workload::Workload;
+use partita_apex::{get_partition_status, periodic_wait};
 use partita_trace::Event;
 use std::collections::HashMap;
 
@@ -113,9 +121,146 @@ impl Experiment for Pcs {
         ctx.samples("ctsw_ns", Unit::Ns, f.ctsw);
         Ok(())
     }
-    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
-        crate::experiments::sections::pcs(self, data, published)
+    fn report(&self, data: &ExperimentData, published: &Published) -> String {
+        section(self, data, published)
     }
+}
+
+/// The report section: TmrO, PCS and CtswO beside seed 001's PCS and seed 002 Table V, their
+/// CDFs, and the overheads and jitter against the processes per partition (seed 002 Figs. 6, 7, 11, 12).
+fn section(e: &dyn Experiment, data: &ExperimentData, published: &Published) -> String {
+    let mut h = section_head(e, data);
+    let mut rows = vec![vec![
+        "source".to_string(),
+        "processes".into(),
+        "TmrO avg / jitter / dev (us)".into(),
+        "PCS (PtswO) avg / jitter / dev (us)".into(),
+        "PCS median / p99 (us)".into(),
+        "CtswO avg / jitter / dev (us)".into(),
+        "switch floor median / p99 (us)".into(),
+        "PCS median / floor median".into(),
+    ]];
+    let f = |s: Option<Summary>| s.map(|s| format!("{} / {} / {}", us(s.mean), us(s.abs_jitter()), us(s.stddev))).unwrap_or("-".into());
+    for r in &data.runs {
+        let m = |k: &str| r.point.metrics.get(k).and_then(|m| Summary::of(&m.samples));
+        rows.push(vec![
+            format!("Partita {}", r.meta.backend),
+            r.point.params.get("processes").map(|v| v.to_string()).unwrap_or_default(),
+            f(m("tmro_ns")),
+            f(m("pcs_ns")),
+            m("pcs_ns").map(|s| format!("{} / {}", us(s.median), us(s.p99))).unwrap_or("-".into()),
+            f(m("ctsw_ns")),
+            m("switch_floor_ns").map(|s| format!("{} / {}", us(s.median), us(s.p99))).unwrap_or("-".into()),
+            m("pcs_floor_ratio").map(|s| format!("{:.2}", s.median)).unwrap_or("-".into()),
+        ]);
+    }
+    if let Some(pcs) = published.number("seed001_pcs", "partition_context_switch_us") {
+        rows.push(vec![
+            "XtratuM (seed 001 §4.3)".into(),
+            "-".into(),
+            "-".into(),
+            format!("{pcs} / - / -"),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+            "-".into(),
+        ]);
+    }
+    for (level, label) in [("user_level", "user-level"), ("kernel_level", "kernel-level"), ("vmm_level", "VMM-level")] {
+        if let Some(t) = published.table("seed002_overhead_jitter").and_then(|t| t.get(level)).and_then(|v| v.as_table()) {
+            let g = |k: &str| t.get(k).and_then(crate::published::as_f64).map(|v| v.to_string()).unwrap_or("-".into());
+            rows.push(vec![
+                format!("seed 002 {label} (Table V)"),
+                "-".into(),
+                format!("- / {} / {}", g("TmrO_jitter"), g("TmrO_dev")),
+                format!("- / {} / {}", g("PtswO_jitter"), g("PtswO_dev")),
+                "-".into(),
+                format!("- / {} / {}", g("CtswO_jitter"), g("CtswO_dev")),
+                "-".into(),
+                "-".into(),
+            ]);
+        }
+    }
+    h += &table(&rows);
+    h += "<p>Jitter is AbsJitter = max - min, dev the standard deviation, as in seed 002 Table V. The switch floor is the host's \
+          same-core process switch measured in the same invocation (two processes at the same FIFO priority handing off through \
+          pipes); PCS / floor is the figure to compare across hosts.</p>";
+    for metric in ["pcs_ns", "ctsw_ns", "tmro_ns"] {
+        let sets: Vec<(String, Vec<f64>)> = data
+            .runs
+            .iter()
+            .filter_map(|r| {
+                let n = r.point.params.get("processes")?;
+                Some((format!("{}, {n} processes", r.meta.backend), r.point.metrics.get(metric)?.samples.clone()))
+            })
+            .collect();
+        h += &chart(&svg::cdf_chart(&format!("CDF of {metric}"), "us", &sets, 1000.0));
+    }
+    for b in data.backends() {
+        let pts = |k: &str| -> Vec<(f64, f64)> {
+            data.on(&b).filter_map(|r| Some((r.point.params.get("processes")?.as_f64()?, run_median(r, k)? / 1000.0))).collect()
+        };
+        let series = vec![
+            Series::new("PCS median", pts("pcs_ns")).markers(),
+            Series::new("dispatch median", pts("dispatch_ns")).markers(),
+            Series::new("CtswO median", pts("ctsw_ns")).markers(),
+        ];
+        let mut axes = Axes::new(format!("Average overheads vs processes (Figs. 6, 11; {b})"), "processes per partition", "median, us");
+        axes.x_log = true;
+        h += &chart(&svg::line_chart(&axes, &series));
+        let jitter = |k: &str| -> Vec<(f64, f64)> {
+            data.on(&b)
+                .filter_map(|r| {
+                    let s = Summary::of(&r.point.metrics.get(k)?.samples)?;
+                    Some((r.point.params.get("processes")?.as_f64()?, s.abs_jitter() / 1000.0))
+                })
+                .collect()
+        };
+        let series = vec![
+            Series::new("PCS jitter", jitter("pcs_ns")).markers(),
+            Series::new("CtswO jitter", jitter("ctsw_ns")).markers(),
+            Series::new("TmrO jitter", jitter("tmro_ns")).markers(),
+        ];
+        let mut axes = Axes::new(format!("Jitter vs processes (Figs. 7, 12; {b})"), "processes per partition", "max - min, us");
+        axes.x_log = true;
+        axes.y_log = true;
+        h += &chart(&svg::line_chart(&axes, &series));
+    }
+    h += &stats_table(data, &|_| true);
+    h += &notes(data);
+    h
+}
+
+pub static PCS: Workload = Workload {
+    name: "pcs",
+    description: "N periodic processes (period = partition period) that each spin ~20 us per release",
+    main: pcs_main,
+};
+
+fn spin_ns(ns: i64) {
+    let end = now_ns() + ns;
+    while now_ns() < end {
+        std::hint::spin_loop();
+    }
+}
+
+extern "C" fn pcs_process() {
+    loop {
+        spin_ns(20_000);
+        let _ = periodic_wait();
+    }
+}
+
+/// `pcs N`: N periodic processes at distinct priorities.
+fn pcs_main(args: &[String]) -> i32 {
+    let n = arg(args, 0, 1).clamp(1, 100);
+    let period = get_partition_status().period;
+    for i in 0..n {
+        if let Err(e) = create_and_start(&attribute(&format!("P{i}"), pcs_process, period, 10 + (i % 50) as i32)) {
+            return fail(e);
+        }
+    }
+    go_normal()
 }
 
 #[cfg(test)]

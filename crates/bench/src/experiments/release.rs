@@ -3,6 +3,10 @@
 
 use super::c_workloads::{Part, build_wl, cpus, module_xml, parse_lines, run_module};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+use crate::published::Published;
+use crate::report::svg;
+use crate::report::{ExperimentData, chart, f1, notes, section_head, stats_table, summary, table};
+use crate::stats::Summary;
 use std::time::Duration;
 
 pub struct Release;
@@ -28,8 +32,8 @@ impl Experiment for Release {
     fn backends(&self) -> &'static [Backend] {
         &[Backend::Process]
     }
-    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
-        super::workload_sections::release(self, data, published)
+    fn report(&self, data: &ExperimentData, published: &Published) -> String {
+        section(self, data, published)
     }
     fn points(&self, _quick: bool) -> Vec<Params> {
         vec![params([("task_set", "OFP+VSP".into())])]
@@ -86,6 +90,62 @@ fn effective_release(r: i64, window_starts: &[i64]) -> i64 {
     let offset = r.rem_euclid(FRAME_NS);
     let next = window_starts.iter().copied().filter(|w| *w + 1_000 >= offset).min().unwrap_or(FRAME_NS + window_starts[0]);
     r - offset + next.max(offset)
+}
+
+/// seed 002 Table VIII: release overhead, execution and response time per task.
+fn section(e: &dyn Experiment, data: &ExperimentData, p: &Published) -> String {
+    let mut h = section_head(e, data);
+    let mut rows = vec![vec![
+        "source".to_string(),
+        "task".into(),
+        "RelO avg / jitter (us)".into(),
+        "e avg / jitter (us)".into(),
+        "R avg / jitter (us)".into(),
+    ]];
+    let f = |s: Option<Summary>| s.map(|s| format!("{} / {}", f1(s.mean / 1e3), f1(s.abs_jitter() / 1e3))).unwrap_or("-".into());
+    let mut sets = Vec::new();
+    for r in &data.runs {
+        for task in ["GnC", "NavReader", "SwmReader", "AdtReader", "VdoStrming"] {
+            rows.push(vec![
+                format!("Partita {}", r.meta.backend),
+                task.into(),
+                f(summary(r, &format!("relo_ns.{task}"))),
+                f(summary(r, &format!("e_ns.{task}"))),
+                f(summary(r, &format!("r_ns.{task}"))),
+            ]);
+            if let Some(m) = r.point.metrics.get(&format!("relo_ns.{task}")) {
+                sets.push((task.to_string(), m.samples.clone()));
+            }
+        }
+        rows.push(vec![
+            format!("Partita {}", r.meta.backend),
+            "first of partition (RelO_I)".into(),
+            f(summary(r, "relo_first_ns")),
+            "-".into(),
+            f(summary(r, "r_first_ns")),
+        ]);
+    }
+    if let Some(cols) = p.table("seed002_response").and_then(|t| t.get("columns")).and_then(|v| v.as_array()) {
+        let idx = |name: &str| cols.iter().position(|c| c.as_str() == Some(name));
+        for (level, label) in [("user_level", "user-level"), ("kernel_level", "kernel-level"), ("vmm_level", "VMM-level")] {
+            let (Some(avg), Some(jit)) =
+                (p.numbers("seed002_response", &format!("{level}_avg")), p.numbers("seed002_response", &format!("{level}_jit")))
+            else {
+                continue;
+            };
+            let cell = |name: &str| idx(name).map(|i| format!("{} / {}", avg[i], jit[i])).unwrap_or("-".into());
+            rows.push(vec![
+                format!("seed 002 {label} (Table VIII)"),
+                "first of partition".into(),
+                cell("RelO_first"),
+                cell("e"),
+                cell("R"),
+            ]);
+        }
+    }
+    h += &table(&rows);
+    h += &chart(&svg::cdf_chart("CDF of the release overhead per task", "RelO (us)", &sets, 1000.0));
+    h + &stats_table(data, &|_| true) + &notes(data)
 }
 
 #[cfg(test)]

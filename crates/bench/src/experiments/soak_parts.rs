@@ -13,11 +13,11 @@
 //!   [`FAULT_PERIOD`]th period (MEMORY_VIOLATION, restarted COLD_START by its HM table).
 //! - `soak-target`: a light periodic process; the experiment injects every error code into it.
 
+use super::partition_programs::{MAX_MESSAGE, check_message, message, run_one};
 use crate::workload::Workload;
 use partita_apex::{
-    Deadline, INFINITE_TIME_VALUE, Name, OperatingMode, PortDirection, ProcessAttribute, QueuingDiscipline, Updated, create_process,
-    create_queuing_port, create_sampling_port, get_partition_status, get_time, periodic_wait, read_updated_sampling_message,
-    receive_queuing_message, send_queuing_message, set_partition_mode, start, write_sampling_message,
+    INFINITE_TIME_VALUE, Name, PortDirection, QueuingDiscipline, Updated, create_queuing_port, create_sampling_port, get_partition_status,
+    get_time, periodic_wait, read_updated_sampling_message, receive_queuing_message, send_queuing_message, write_sampling_message,
 };
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -46,36 +46,6 @@ pub const PER_PERIOD: u32 = 8;
 pub const REPORT_EVERY: u64 = 25;
 /// The faulty partition's period of its fault (counted from its start).
 pub const FAULT_PERIOD: u64 = 6;
-/// Largest message on either port (the configuration's MaxMessageSize).
-pub const MAX_MESSAGE: usize = 64;
-
-fn attribute(name: &str, entry: extern "C" fn(), period: i64, priority: i32) -> ProcessAttribute {
-    ProcessAttribute {
-        period,
-        time_capacity: if period > 0 { period } else { INFINITE_TIME_VALUE },
-        entry_point: entry,
-        stack_size: 0,
-        base_priority: priority,
-        deadline: Deadline::Soft,
-        name: Name::from(name),
-    }
-}
-
-/// Creates and starts one process, then goes NORMAL (which does not return on success).
-pub(crate) fn run_one(name: &str, entry: extern "C" fn(), period: i64) -> i32 {
-    let attr = attribute(name, entry, period, 10);
-    match create_process(&attr).and_then(|id| start(id).map(|_| id)) {
-        Ok(_) => {
-            let r = set_partition_mode(OperatingMode::Normal as u32);
-            eprintln!("SET_PARTITION_MODE(NORMAL) returned {r:?}");
-            1
-        }
-        Err(e) => {
-            eprintln!("{name}: CREATE_PROCESS/START: {e:?}");
-            1
-        }
-    }
-}
 
 extern "C" fn time_process() {
     let mut start = get_time();
@@ -92,35 +62,6 @@ extern "C" fn time_process() {
 
 fn time_main(_args: &[String]) -> i32 {
     run_one("SPIN", time_process, INFINITE_TIME_VALUE)
-}
-
-/// FNV-1a of `bytes`: the checksum each message carries.
-pub fn checksum(bytes: &[u8]) -> u32 {
-    bytes.iter().fold(0x811c_9dc5u32, |h, &b| (h ^ b as u32).wrapping_mul(0x0100_0193))
-}
-
-/// Message `seq`: its number, the checksum of the rest, then a payload derived from the number;
-/// 9 to [`MAX_MESSAGE`] bytes long.
-pub fn message(seq: u32, out: &mut [u8; MAX_MESSAGE]) -> usize {
-    let len = 9 + (seq as usize * 7) % (MAX_MESSAGE - 8);
-    out[..4].copy_from_slice(&seq.to_le_bytes());
-    for (i, b) in out[8..len].iter_mut().enumerate() {
-        *b = (seq.wrapping_mul(31) as usize + i * 13) as u8;
-    }
-    let sum = checksum(&out[8..len]);
-    out[4..8].copy_from_slice(&sum.to_le_bytes());
-    len
-}
-
-/// The number of a message if it is whole (its length and checksum match the number), else None.
-pub fn check_message(m: &[u8]) -> Option<u32> {
-    if m.len() < 9 {
-        return None;
-    }
-    let seq = u32::from_le_bytes(m[..4].try_into().ok()?);
-    let mut want = [0u8; MAX_MESSAGE];
-    let len = message(seq, &mut want);
-    (len == m.len() && want[..len] == *m).then_some(seq)
 }
 
 static Q: AtomicI32 = AtomicI32::new(0);
@@ -275,25 +216,6 @@ fn target_main(_args: &[String]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn messages_check_whole_and_refuse_torn_ones() {
-        let mut m = [0u8; MAX_MESSAGE];
-        for seq in [0u32, 1, 55, 56, 1_000_000] {
-            let len = message(seq, &mut m);
-            assert!((9..=MAX_MESSAGE).contains(&len));
-            assert_eq!(check_message(&m[..len]), Some(seq));
-            let mut torn = m;
-            torn[len - 1] ^= 1;
-            assert_eq!(check_message(&torn[..len]), None, "payload changed");
-            assert_eq!(check_message(&m[..len - 1]), None, "shortened");
-        }
-        let (mut a, mut b) = ([0u8; MAX_MESSAGE], [0u8; MAX_MESSAGE]);
-        let la = message(3, &mut a);
-        message(4, &mut b);
-        a[..4].copy_from_slice(&b[..4]);
-        assert_eq!(check_message(&a[..la]), None, "the number of another message");
-    }
 
     #[test]
     fn a_receiver_counts_gaps_duplicates_reorders_and_torn_messages() {

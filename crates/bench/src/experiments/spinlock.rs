@@ -3,6 +3,9 @@
 
 use super::c_workloads::{Part, build_wl, cpus, module_xml, parse_lines, run_module, run_native};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
+use crate::published::{Published, as_f64};
+use crate::report::svg::{self, Axes, Series};
+use crate::report::{ExperimentData, chart, f2, notes, param_f, param_s, section_head, stats_table, summary, table};
 use std::time::Duration;
 
 pub struct Spinlock;
@@ -29,8 +32,8 @@ impl Experiment for Spinlock {
          checked afterwards. The shared memory is a file mapping, outside Partita's spatial isolation (Partita has \
          no shared-memory region yet). The paper ran LEON3 at 1..4 cores and 2..64 partitions; this VM has 2 vCPUs."
     }
-    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
-        super::workload_sections::spinlock(self, data, published)
+    fn report(&self, data: &ExperimentData, published: &Published) -> String {
+        section(self, data, published)
     }
     fn points(&self, quick: bool) -> Vec<Params> {
         let counts: &[u64] = if quick { &[2, 8, 32] } else { &[1, 2, 4, 8, 16, 32, 64] };
@@ -110,4 +113,65 @@ impl Experiment for Spinlock {
         ctx.sample("counter", Unit::Count, counter as f64);
         Ok(())
     }
+}
+
+/// seed 000 Table 7: total time (ms) per number of partitions, per lock and cores.
+fn section(e: &dyn Experiment, data: &ExperimentData, p: &Published) -> String {
+    let mut h = section_head(e, data);
+    let mut counts: Vec<f64> = data.runs.iter().filter_map(|r| param_f(r, "partitions")).collect();
+    counts.sort_by(f64::total_cmp);
+    counts.dedup();
+    let mut header = vec!["platform".to_string(), "cores".into(), "lock".into()];
+    header.extend(counts.iter().map(|c| format!("{c} partitions (ms)")));
+    let mut rows = vec![header];
+    let mut series = Vec::new();
+    let mut groups: Vec<(String, String, String)> =
+        data.runs.iter().map(|r| (r.meta.backend.clone(), param_s(r, "cores"), param_s(r, "lock"))).collect();
+    groups.dedup();
+    groups.sort();
+    groups.dedup();
+    for (backend, cores, lock) in groups {
+        let pick = |c: f64| {
+            data.runs
+                .iter()
+                .find(|r| {
+                    r.meta.backend == backend
+                        && param_s(r, "cores") == cores
+                        && param_s(r, "lock") == lock
+                        && param_f(r, "partitions") == Some(c)
+                })
+                .and_then(|r| summary(r, "total_ns"))
+                .map(|s| s.median / 1e6)
+        };
+        let mut row = vec![format!("Partita {backend}"), cores.clone(), lock.clone()];
+        row.extend(counts.iter().map(|c| pick(*c).map(f2).unwrap_or("-".into())));
+        rows.push(row);
+        series.push(
+            Series::new(format!("{backend} {lock} {cores} core(s)"), counts.iter().filter_map(|c| Some((*c, pick(*c)?))).collect())
+                .markers(),
+        );
+    }
+    let published_counts = p.numbers("seed000_spinlock", "partitions").unwrap_or_default();
+    if let Some(t) = p.table("seed000_spinlock").and_then(|t| t.get("rows")).and_then(|v| v.as_array()) {
+        for row in t.iter().filter_map(|v| v.as_table()) {
+            let s = |k: &str| row.get(k).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).unwrap_or_default();
+            let ms: Vec<f64> = row.get("ms").and_then(|v| v.as_array()).map(|a| a.iter().filter_map(as_f64).collect()).unwrap_or_default();
+            let mut r = vec![format!("{} LEON3 (seed 000)", s("hpv")), s("cores"), s("technique")];
+            r.extend(counts.iter().map(|c| {
+                published_counts.iter().position(|x| x == c).and_then(|i| ms.get(i)).map(|v| format!("{v}")).unwrap_or("-".into())
+            }));
+            rows.push(r);
+            series.push(
+                Series::new(format!("{} {} {}c", s("hpv"), s("technique"), s("cores")), published_counts.iter().copied().zip(ms).collect())
+                    .dashed(),
+            );
+        }
+    }
+    h += &table(&rows);
+    h += "<p>Busy = spinning test-and-set lock (seed 000's binary semaphore); block = futex lock, waiters sleep (seed 000's HPV API lock).</p>";
+    let mut axes = Axes::new("Spin-lock stress: total time", "partitions", "ms");
+    axes.x_log = true;
+    axes.y_log = true;
+    h += &chart(&svg::line_chart(&axes, &series));
+    h + &stats_table(data, &|_| true) + &notes(data)
 }

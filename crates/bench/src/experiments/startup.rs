@@ -4,6 +4,9 @@
 use crate::conditions::{Conditions, PARTITION_MAIN_RT_PRIORITY, realtime};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use crate::module_run::{ModuleSpec, PartitionSpec, Window, machine_lock, monotonic_ns, run_module};
+use crate::published::Published;
+use crate::report::svg::{self, Axes, Series};
+use crate::report::{ExperimentData, chart, notes, run_median, section_head, stats_table};
 use partita_trace::Event;
 use std::io::BufRead;
 
@@ -136,9 +139,32 @@ impl Experiment for Startup {
         }
         Ok(())
     }
-    fn report(&self, data: &crate::report::ExperimentData, published: &crate::published::Published) -> String {
-        crate::experiments::sections::startup(self, data, published)
+    fn report(&self, data: &ExperimentData, published: &Published) -> String {
+        section(self, data, published)
     }
+}
+
+/// The report section: time from run to all partitions NORMAL against the number of partitions.
+fn section(e: &dyn Experiment, data: &ExperimentData, _published: &Published) -> String {
+    let mut h = section_head(e, data);
+    let series: Vec<Series> = data
+        .backends()
+        .iter()
+        .map(|b| {
+            let pts = data
+                .on(b)
+                .filter_map(|r| Some((r.point.params.get("partitions")?.as_f64()?, run_median(r, "startup_ns")? / 1e6)))
+                .collect();
+            Series::new(format!("{b}: median start-up"), pts).markers()
+        })
+        .collect();
+    let mut axes = Axes::new("Time from run to all partitions NORMAL", "partitions", "ms");
+    axes.x_log = true;
+    h += &chart(&svg::line_chart(&axes, &series));
+    h += "<p>seed 002 Fig. 20 gives its platforms' boot times as a figure only (no table in data/published.toml).</p>";
+    h += &stats_table(data, &|_| true);
+    h += &notes(data);
+    h
 }
 
 #[cfg(test)]

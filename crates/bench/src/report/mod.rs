@@ -1,7 +1,7 @@
 //! `partita report`: one self-contained HTML page from the result store, a section per
 //! experiment (its description, Partita's figures per backend beside the published ones, SVG
 //! charts). An experiment's section is its [`crate::Experiment::report`]; the helpers here
-//! (tables, [`svg`] charts) are shared by all of them.
+//! (tables, [`svg`] charts, reading a stored run's figures and parameters) are shared by all of them.
 
 pub mod svg;
 
@@ -61,6 +61,39 @@ pub fn params_label(r: &StoredRun) -> String {
         .map(|(k, v)| format!("{k}={}", v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The statistics of `metric` in one stored run.
+pub fn summary(r: &StoredRun, metric: &str) -> Option<Summary> {
+    Summary::of(&r.point.metrics.get(metric)?.samples)
+}
+
+/// The median of `metric` in one stored run.
+pub fn run_median(r: &StoredRun, metric: &str) -> Option<f64> {
+    summary(r, metric).map(|s| s.median)
+}
+
+/// A numeric parameter of a stored run.
+pub fn param_f(r: &StoredRun, key: &str) -> Option<f64> {
+    r.point.params.get(key)?.as_f64()
+}
+
+/// A parameter of a stored run as text (a string without its quotes).
+pub fn param_s(r: &StoredRun, key: &str) -> String {
+    r.point.params.get(key).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).unwrap_or_default()
+}
+
+/// Nanoseconds as microseconds with one decimal.
+pub fn us(v: f64) -> String {
+    format!("{:.1}", v / 1000.0)
+}
+
+pub fn f1(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+pub fn f2(v: f64) -> String {
+    format!("{v:.2}")
 }
 
 pub fn esc(s: &str) -> String {
