@@ -161,7 +161,7 @@ fn broker_quick_times_brokered_and_direct_calls_in_a_partition_and_natively() {
     for backend in ["process", "native"] {
         let lines = quick("broker", backend, &db);
         // Every call of the quick mode succeeded (a refused one gives no sample).
-        for m in ["clock_read_ns", "direct_ns", "setparam_self_ns", "setparam_tid_ns", "signal_fast_ns", "signal_brokered_ns"] {
+        for m in ["clock_read_ns", "direct_ns", "brokered_self_ns", "brokered_tid_ns", "signal_fast_ns", "signal_brokered_ns"] {
             assert_eq!(metric_n(&lines, m), 1000, "{backend} {m}");
         }
     }

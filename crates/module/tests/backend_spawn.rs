@@ -351,28 +351,7 @@ fn exit_group_goes_through_the_broker_and_ends_every_thread() {
     // main thread: glibc's _exit falls back to exit), with its code, and the broker saw it.
     assert_eq!(wait_for_end(&mut process, "exit_group under the broker"), ExitStatus::Exited(3));
     assert_eq!(broker.counts().exits.load(std::sync::atomic::Ordering::Relaxed), 1);
-}
-
-/// A partition program may take real-time priorities itself, up to the partitions' ceiling
-/// and no further: its RLIMIT_RTPRIO (soft and hard) is the ceiling, and it may not lower its
-/// nice value (RLIMIT_NICE 0).
-#[test]
-fn a_program_starts_with_the_real_time_ceiling_as_its_limit() {
-    let Some(run) = privileged("a_program_starts_with_the_real_time_ceiling_as_its_limit") else { return };
-    let cg = run.partition("rtlimit", None).unwrap();
-    let (ctl, bell) = shared_fds();
-    let spec = sh("grep -E 'Max (realtime priority|nice priority)' /proc/self/limits", &ctl, &bell, Some(&cg));
-    let Spawned { mut process, stdout, .. } = backend::spawn(&spec).unwrap();
-    cg.thaw().unwrap();
-    let out = read_all(stdout);
-    assert_eq!(process.wait().unwrap(), ExitStatus::Exited(0), "{out}");
-    let limits = |name: &str| -> Vec<String> {
-        let line = out.lines().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("no {name} in {out}"));
-        line[name.len()..].split_whitespace().take(2).map(str::to_string).collect()
-    };
-    let ceiling = backend::sched_broker::PARTITION_RT_CEILING.to_string();
-    assert_eq!(limits("Max realtime priority"), [ceiling.clone(), ceiling], "{out}");
-    assert_eq!(limits("Max nice priority"), ["0", "0"], "{out}");
+    assert_eq!(broker.counts().granted.load(std::sync::atomic::Ordering::Relaxed), 0);
 }
 
 /// A signal that ends the process goes through the broker (the seccomp filter hands it over),

@@ -1,7 +1,6 @@
-//! `broker`: what the module's system call filter and broker cost a partition: a scheduling
-//! call (answered by the kernel within the partition's RLIMIT_RTPRIO), a signal the filter lets
-//! through and one it hands to the broker (seccomp USER_NOTIF,
-//! crates/module/src/backend/process/sched_broker.rs).
+//! `broker`: what a scheduling call costs a partition when the module's scheduling broker
+//! makes it (seccomp USER_NOTIF, crates/module/src/backend/process/sched_broker.rs), against an
+//! allowed call that the kernel answers directly.
 
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use crate::module_run::{ModuleSpec, PartitionSpec, Window, machine_lock, monotonic_ns as now_ns, run_module};
@@ -13,11 +12,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub struct Broker;
 
 /// The samples of the `broker` workload, in the order it takes them.
-pub const CALLS: [&str; 6] = ["clock_read", "direct", "setparam_self", "setparam_tid", "signal_fast", "signal_brokered"];
+pub const CALLS: [&str; 6] = ["clock_read", "direct", "brokered_self", "brokered_tid", "signal_fast", "signal_brokered"];
 
 pub static BROKER: Workload = Workload {
     name: "broker",
-    description: "times N sched_getparam calls and N sched_setparam calls to the caller's own priority, by 0 and by thread id (all answered by the kernel); N tgkill calls to itself with signal 0 (allowed, the filter's fast-signal path) and with a caught SIGUSR1 (brokered)",
+    description: "times N sched_getparam calls (allowed: the kernel answers) and N sched_setparam calls to the caller's own priority (brokered), by 0 and by thread id; N tgkill calls to itself with signal 0 (allowed, the filter's fast-signal path) and with a caught SIGUSR1 (brokered)",
     main: broker_main,
 };
 
@@ -28,15 +27,15 @@ impl Experiment for Broker {
         "broker"
     }
     fn reproduces(&self) -> &'static str {
-        "Partita's own (issues 10 and 11: the cost of taking CAP_SYS_NICE from partitions and of brokered signals)"
+        "Partita's own (issue 10: the cost of taking CAP_SYS_NICE from partitions)"
     }
     fn description(&self) -> &'static str {
         "A process of a partition that owns CPU 1 times N calls of each kind with two CLOCK_MONOTONIC reads (clock_read_ns \
-         is the empty measurement, included in every figure): direct_ns = sched_getparam(0); setparam_self_ns = \
-         sched_setparam(0, its own priority) and setparam_tid_ns = the same call naming the thread by its id \
-         (pthread_setschedparam's form): the filter lets both through and the kernel checks them against the \
-         partition's RLIMIT_RTPRIO (they went through the module's broker until 2026-12-07, 17-137 us); \
-         signal_fast_ns = tgkill of the calling thread with \
+         is the empty measurement, included in every figure): direct_ns = sched_getparam(0), allowed by the filter and \
+         answered by the kernel; brokered_self_ns = sched_setparam(0, its own priority), which the filter hands to the \
+         module's broker thread (receive, checks, a process_vm_readv of the parameter, the call, the answer); \
+         brokered_tid_ns = the same call naming the thread by its id (pthread_setschedparam's form), which the broker \
+         must map from the partition's PID namespace to the host's; signal_fast_ns = tgkill of the calling thread with \
          signal 0 (delivers nothing; the filter's path of every signal it lets through, the runtime's STOP/SUSPEND \
          signal SIGRTMAX-2 included, is this one plus at most five comparisons); signal_brokered_ns = tgkill of the calling thread with SIGUSR1, caught by an empty \
          handler, which the filter hands to the broker (it cannot see handlers): the broker reads the target's status, \
@@ -111,8 +110,8 @@ extern "C" fn broker_process() {
     let mut q = libc::sched_param { sched_priority: 0 };
     // SAFETY (each closure): plain scheduling calls on the calling thread with valid parameters.
     time("direct", &mut || unsafe { libc::sched_getparam(0, &mut q) });
-    time("setparam_self", &mut || unsafe { libc::sched_setparam(0, &p) });
-    time("setparam_tid", &mut || unsafe { libc::sched_setparam(tid, &p) });
+    time("brokered_self", &mut || unsafe { libc::sched_setparam(0, &p) });
+    time("brokered_tid", &mut || unsafe { libc::sched_setparam(tid, &p) });
     // SAFETY: an empty handler for SIGUSR1 (async-signal-safe: it does nothing).
     unsafe { libc::signal(libc::SIGUSR1, on_usr1 as *const () as libc::sighandler_t) };
     // SAFETY: getpid has no preconditions.

@@ -142,27 +142,6 @@ pub fn demote_threads(tids: impl IntoIterator<Item = i32>) {
     }
 }
 
-/// [`demote_threads`] for threads of partition processes about to be killed: each one's process
-/// first loses the right to take a real-time priority again ([`forbid_real_time`]), so that no
-/// sibling climbs back between the demotion and the kill.
-pub fn demote_threads_for_good(tids: impl IntoIterator<Item = i32>) {
-    let tids: Vec<i32> = tids.into_iter().collect();
-    for &t in &tids {
-        forbid_real_time(t);
-    }
-    demote_threads(tids);
-}
-
-/// Sets RLIMIT_RTPRIO of the process of thread `tid` to 0 (soft and hard): a partition process
-/// about to be demoted and killed can no longer take a real-time priority itself (partitions
-/// hold no CAP_SYS_NICE; their limit was the partitions' ceiling, backend/process/sched_broker.rs).
-/// A process already gone is skipped.
-pub fn forbid_real_time(tid: i32) {
-    let none = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-    // SAFETY: prlimit of another process with a valid new limit and no old one.
-    unsafe { libc::prlimit(tid, libc::RLIMIT_RTPRIO, &none, std::ptr::null_mut()) };
-}
-
 /// The thread ids of process `pid` (from /proc/<pid>/task; empty once it is gone).
 pub fn threads_of(pid: i32) -> Vec<i32> {
     std::fs::read_dir(format!("/proc/{pid}/task"))

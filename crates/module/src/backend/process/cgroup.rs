@@ -549,7 +549,7 @@ impl PartitionCgroup {
     /// writes are stuck in the kernel): normal policy first ([`super::rt::demote_threads`]),
     /// then SIGKILL. Returns how many threads were signalled.
     pub fn kill_threads(&self) -> io::Result<usize> {
-        super::rt::demote_threads_for_good(self.freezer.threads()?);
+        super::rt::demote_threads(self.freezer.threads()?);
         self.freezer.signal_threads(libc::SIGKILL)
     }
 
@@ -683,7 +683,7 @@ fn kill_dir(dir: &Path) {
     let ours = |tid: &i32| *tid == module || Path::new(&format!("/proc/self/task/{tid}")).exists();
     for threads in ["cgroup.threads", "tasks"] {
         if let Ok(tids) = read_pids(&dir.join(threads)) {
-            super::rt::demote_threads_for_good(tids.into_iter().filter(|t| !ours(t)));
+            super::rt::demote_threads(tids.into_iter().filter(|t| !ours(t)));
         }
     }
     if write_file(&dir.join("cgroup.kill"), "1").is_err() {

@@ -143,7 +143,7 @@ impl CoreCgroup {
 
     /// [`super::PartitionCgroup::kill_threads`] for this core's group.
     pub fn kill_threads(&self) -> io::Result<usize> {
-        super::rt::demote_threads_for_good(self.freezer.threads()?);
+        super::rt::demote_threads(self.freezer.threads()?);
         self.freezer.signal_threads(libc::SIGKILL)
     }
 

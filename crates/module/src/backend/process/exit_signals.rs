@@ -73,9 +73,9 @@ struct Member {
 }
 
 /// Before the signal-sending call of host thread `caller` runs: demotes every thread of each
-/// process it will end or stop, for good (`sched_broker::demote_for_exit`). Returns how many
-/// processes were demoted.
-pub(crate) fn before_signal(caller: i32, sig: i32, target: Target) -> usize {
+/// process it will end or stop, and records them in `exiting` (the broker refuses their
+/// scheduling requests). Returns how many processes were demoted.
+pub(crate) fn before_signal(caller: i32, sig: i32, target: Target, exiting: &mut Vec<i32>) -> usize {
     let Ok(status) = fs::read_to_string(format!("/proc/{caller}/status")) else { return 0 };
     let field =
         |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().last()?.parse::<i32>().ok());
@@ -102,7 +102,7 @@ pub(crate) fn before_signal(caller: i32, sig: i32, target: Target) -> usize {
     let mut demoted = 0;
     for p in targets {
         if will_end_or_stop(p, sig) {
-            super::sched_broker::demote_for_exit(p);
+            super::sched_broker::demote_for_exit(p, exiting);
             demoted += 1;
         }
     }

@@ -1,25 +1,33 @@
-//! The broker: the module's thread that partitions' exits and signals pass through, and the
-//! limit that lets partitions take real-time priorities without CAP_SYS_NICE.
+//! The scheduling broker: partitions get real-time priorities without holding CAP_SYS_NICE.
 //!
 //! A partition with CAP_SYS_NICE could raise a thread to SCHED_FIFO 99 and spin: the core's
 //! scheduler thread (also 99) would never run again, and neither would the partitions sharing
-//! the core. So partitions hold no capability at all; their program starts with
-//! RLIMIT_RTPRIO = [`PARTITION_RT_CEILING`] (soft and hard, set by the module before `execve`:
-//! raising it again needs CAP_SYS_RESOURCE), under which the kernel itself grants their
-//! `sched_setscheduler`, `sched_setparam` and `sched_setattr` calls: SCHED_FIFO and SCHED_RR at
-//! 1..=ceiling, never above it (EPERM), never SCHED_DEADLINE (EPERM: it needs the capability),
-//! no negative nice (RLIMIT_NICE is 0), and only for threads of the partition's own uid in its
-//! own PID namespace. The calls take no detour: a process that changes its own priority keeps
-//! its CPU (when the module made these calls for the partition, the caller slept until the
-//! answer and a lower process of its partition ran meanwhile).
-//!
-//! `exit_group` comes to the broker thread (SECCOMP_RET_USER_NOTIF), for the kernel's exit-path
-//! hazard ([`super::rt::demote_threads`]): a process whose threads exit at different real-time
-//! priorities on one CPU can hold that CPU for ever in the kernel. The broker, at
+//! the core. RLIMIT_RTPRIO cannot replace the capability here (raising it needs
+//! CAP_SYS_RESOURCE, and it gives no lower bound), so partitions hold no capability at all and
+//! their system call filter ([`super::seccomp`]) hands `sched_setscheduler`, `sched_setparam`
+//! and `sched_setattr` to the module (SECCOMP_RET_USER_NOTIF). One broker thread per run, at
 //! [`BROKER_PRIORITY`] (above every partition thread, so a busy partition cannot delay the
-//! answer), first sets the exiting process's RLIMIT_RTPRIO to 0 (no thread of it can climb back
-//! to a real-time priority), then moves every thread of it to SCHED_OTHER, and lets the call run
-//! (SECCOMP_USER_NOTIF_FLAG_CONTINUE). An exit is never refused: whatever fails on the way,
+//! answer), receives each call, checks it and makes it itself:
+//!
+//! - the target thread must belong to the calling process (0 = the caller; other ids are
+//!   numbers of the partition's PID namespace, translated through `NSpid` in /proc), else ESRCH;
+//! - SCHED_OTHER, SCHED_BATCH and SCHED_IDLE are granted (no negative nice: EPERM);
+//!   SCHED_FIFO and SCHED_RR only at 1..=[`PARTITION_RT_CEILING`] (above it: EPERM);
+//!   SCHED_DEADLINE never (EPERM: a deadline task runs before every real-time thread,
+//!   the module's schedulers included);
+//! - the arguments behind pointers (`struct sched_param`, `struct sched_attr`) are read from the
+//!   caller's memory once, and the call is made with that copy: a sibling thread rewriting them
+//!   meanwhile changes nothing. SECCOMP_IOCTL_NOTIF_ID_VALID is checked after reading, so
+//!   that the ids and memory read belong to the process still waiting for the answer.
+//!
+//! The result (or errno) of the module's call is the partition's result.
+//!
+//! `exit_group` comes here too, for the kernel's exit-path hazard ([`super::rt::demote_threads`]):
+//! a process whose threads exit at different real-time priorities on one CPU can hold that CPU
+//! for ever in the kernel. The broker moves every thread of the exiting process to SCHED_OTHER,
+//! remembers them (their later scheduling requests are refused with EPERM: a sibling may not
+//! climb back between the demotion and the kill that exit_group sends it), and lets the call
+//! run (SECCOMP_USER_NOTIF_FLAG_CONTINUE). An exit is never refused: whatever fails on the way,
 //! the answer is CONTINUE. When the broker stops, it answers what is pending first; a call made
 //! after its listener is closed fails with ENOSYS (glibc's `_exit` then ends the calling thread
 //! with `exit`), and the module kills what is left, demoted (docs/isolation.md).
@@ -43,9 +51,37 @@ pub const PARTITION_RT_CEILING: i32 = 90;
 /// Priority of the broker thread (the same as the lifecycle thread's).
 pub const BROKER_PRIORITY: i32 = 95;
 
-/// What the broker let through (for reports and tests).
+const SCHED_RESET_ON_FORK: i32 = 0x4000_0000;
+const SCHED_DEADLINE: i32 = 6;
+/// `sched_attr.sched_flags` bits (linux/sched.h).
+const SCHED_FLAG_RECLAIM: u64 = 0x02;
+const SCHED_FLAG_DL_OVERRUN: u64 = 0x04;
+const SCHED_FLAG_KEEP_POLICY: u64 = 0x08;
+const SCHED_FLAG_KEEP_PARAMS: u64 = 0x10;
+/// `struct sched_attr` with the utilization clamps (SCHED_ATTR_SIZE_VER1).
+const SCHED_ATTR_SIZE_VER0: u32 = 48;
+const SCHED_ATTR_SIZE_VER1: u32 = 56;
+
+#[repr(C)]
+#[derive(Default, Clone, Copy)]
+struct SchedAttr {
+    size: u32,
+    policy: u32,
+    flags: u64,
+    nice: i32,
+    priority: u32,
+    runtime: u64,
+    deadline: u64,
+    period: u64,
+    util_min: u32,
+    util_max: u32,
+}
+
+/// How many requests the broker granted and refused (for reports and tests).
 #[derive(Debug, Default)]
 pub struct BrokerCounts {
+    pub granted: AtomicU64,
+    pub refused: AtomicU64,
     /// `exit_group` calls let through after their process's threads were demoted.
     pub exits: AtomicU64,
     /// Signal-sending calls let through (after the demotion of the processes they end or stop).
@@ -117,9 +153,15 @@ fn kick(fd: RawFd) {
     unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
 }
 
-/// One partition program's filter listener (shared by the processes it forks).
+/// One partition program's filter listener (shared by the processes it forks) and the threads
+/// of its processes that are exiting.
 struct Listener {
     fd: OwnedFd,
+    /// Host thread ids demoted for an exit_group: no scheduling request of theirs is granted.
+    exiting: Vec<i32>,
+    /// Thread ids seen in the partition's PID namespace and on the host, `(ns, host)`: a hint
+    /// for [`own_thread`], checked against /proc on every use.
+    ids: Vec<(i32, i32)>,
 }
 
 fn serve(s: &Shared) {
@@ -139,7 +181,7 @@ fn serve(s: &Shared) {
             // SAFETY: reading the 8-byte counter of our eventfd into a valid buffer.
             unsafe { libc::read(s.wake.as_raw_fd(), (&mut v as *mut u64).cast(), 8) };
             let incoming = std::mem::take(&mut *s.incoming.lock().unwrap_or_else(|e| e.into_inner()));
-            listeners.extend(incoming.into_iter().map(|fd| Listener { fd }));
+            listeners.extend(incoming.into_iter().map(|fd| Listener { fd, exiting: Vec::new(), ids: Vec::new() }));
             if s.stop.load(Ordering::Acquire) {
                 drain(&mut listeners, &s.counts);
                 return;
@@ -190,7 +232,7 @@ fn serve_one(l: &mut Listener, counts: &BrokerCounts) {
         return; // ENOENT: the caller went away (killed) meanwhile
     }
     if req.data.nr as libc::c_long == libc::SYS_exit_group {
-        demote_for_exit(req.pid as i32);
+        demote_for_exit(req.pid as i32, &mut l.exiting);
         counts.exits.fetch_add(1, Ordering::Relaxed);
         let resp = libc::seccomp_notif_resp { id: req.id, val: 0, error: 0, flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32 };
         // SAFETY: SEND reads the seccomp_notif_resp we pass; failure (the caller is gone) is harmless.
@@ -198,7 +240,7 @@ fn serve_one(l: &mut Listener, counts: &BrokerCounts) {
         return;
     }
     if let Some((sig, target)) = super::exit_signals::parse(req.data.nr as libc::c_long, &req.data.args) {
-        let demoted = super::exit_signals::before_signal(req.pid as i32, sig, target);
+        let demoted = super::exit_signals::before_signal(req.pid as i32, sig, target, &mut l.exiting);
         counts.signals.fetch_add(1, Ordering::Relaxed);
         counts.signal_demotions.fetch_add(demoted as u64, Ordering::Relaxed);
         let resp = libc::seccomp_notif_resp { id: req.id, val: 0, error: 0, flags: libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32 };
@@ -206,19 +248,34 @@ fn serve_one(l: &mut Listener, counts: &BrokerCounts) {
         unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
         return;
     }
-    // Nothing else is handed to the broker (seccomp.rs `BROKERED`): refuse what cannot come.
-    let resp = libc::seccomp_notif_resp { id: req.id, val: 0, error: -libc::ENOSYS, flags: 0 };
+    let decision = if l.exiting.contains(&(req.pid as i32)) { Err(libc::EPERM) } else { decide(listener, &req, l) };
+    let (val, error) = match decision {
+        Ok(v) => {
+            counts.granted.fetch_add(1, Ordering::Relaxed);
+            (v, 0)
+        }
+        Err(errno) => {
+            counts.refused.fetch_add(1, Ordering::Relaxed);
+            (0, -errno)
+        }
+    };
+    let resp = libc::seccomp_notif_resp { id: req.id, val, error, flags: 0 };
     // SAFETY: SEND reads the seccomp_notif_resp we pass; failure (the caller is gone) is harmless.
     unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
 }
 
-/// Moves every thread of `caller`'s process to SCHED_OTHER before its exit_group runs, after
-/// setting its RLIMIT_RTPRIO to 0 so that none of them can take a real-time priority again
-/// (a sibling climbing back between the demotion and the kill that exit_group sends it). The
-/// thread list is read again after each pass, so that threads created meanwhile (at the policy
-/// of a real-time creator) are demoted too; a few passes at most.
-pub(super) fn demote_for_exit(caller: i32) {
-    super::rt::forbid_real_time(caller);
+/// The caller is still waiting for notification `id` (its pid and memory are the caller's).
+fn still_valid(listener: RawFd, id: u64) -> Result<(), i32> {
+    // SAFETY: ID_VALID reads the u64 we pass.
+    if unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &id) } == 0 { Ok(()) } else { Err(libc::ESRCH) }
+}
+
+/// Moves every thread of `caller`'s process to SCHED_OTHER before its exit_group runs, and
+/// records them in `exiting` (after forgetting the threads of earlier exits that are gone).
+/// The thread list is read again after each pass, so that threads created meanwhile (at the
+/// policy of a real-time creator) are demoted too; a few passes at most.
+pub(super) fn demote_for_exit(caller: i32, exiting: &mut Vec<i32>) {
+    exiting.retain(|&t| super::sys::pid_alive(t));
     let mut done: Vec<i32> = Vec::new();
     for _ in 0..4 {
         // /proc/<tid>/task lists the threads of the whole group, whichever thread calls.
@@ -232,38 +289,218 @@ pub(super) fn demote_for_exit(caller: i32) {
     if done.is_empty() {
         // /proc unreadable: the caller at least.
         super::rt::demote_threads([caller]);
+        done.push(caller);
     }
+    exiting.extend(done);
+}
+
+fn decide(listener: RawFd, req: &libc::seccomp_notif, l: &mut Listener) -> Result<i64, i32> {
+    let caller = req.pid as i32;
+    let args = req.data.args;
+    let target_ns = args[0] as i32;
+    if target_ns < 0 {
+        return Err(libc::EINVAL);
+    }
+    let target = if target_ns == 0 { caller } else { own_thread(caller, target_ns, &mut l.ids).ok_or(libc::ESRCH)? };
+    if l.exiting.contains(&target) {
+        return Err(libc::EPERM);
+    }
+    still_valid(listener, req.id)?;
+    let nr = req.data.nr as libc::c_long;
+    let r = if nr == libc::SYS_sched_setscheduler {
+        let policy = args[1] as i32;
+        let param: libc::sched_param = read_remote(caller, args[2])?;
+        still_valid(listener, req.id)?;
+        check(policy & !SCHED_RESET_ON_FORK, param.sched_priority, 0)?;
+        // SAFETY: a thread id, a policy and a valid sched_param.
+        unsafe { libc::sched_setscheduler(target, policy, &param) as libc::c_long }
+    } else if nr == libc::SYS_sched_setparam {
+        let param: libc::sched_param = read_remote(caller, args[1])?;
+        still_valid(listener, req.id)?;
+        // SAFETY: plain query of a thread's policy.
+        let current = unsafe { libc::sched_getscheduler(target) };
+        if current < 0 {
+            return Err(errno());
+        }
+        check(current & !SCHED_RESET_ON_FORK, param.sched_priority, 0)?;
+        // SAFETY: a thread id and a valid sched_param.
+        unsafe { libc::sched_setparam(target, &param) as libc::c_long }
+    } else if nr == libc::SYS_sched_setattr {
+        let mut attr = read_attr(caller, args[1])?;
+        still_valid(listener, req.id)?;
+        if attr.flags & (SCHED_FLAG_RECLAIM | SCHED_FLAG_DL_OVERRUN) != 0 {
+            return Err(libc::EPERM);
+        }
+        let (mut policy, mut priority) = (attr.policy as i32, attr.priority as i32);
+        if attr.flags & (SCHED_FLAG_KEEP_POLICY | SCHED_FLAG_KEEP_PARAMS) != 0 {
+            // SAFETY: plain queries of a thread's policy and parameter.
+            let (current, mut p) = (unsafe { libc::sched_getscheduler(target) }, libc::sched_param { sched_priority: 0 });
+            // SAFETY: as above, into a valid sched_param.
+            if current < 0 || unsafe { libc::sched_getparam(target, &mut p) } != 0 {
+                return Err(errno());
+            }
+            if attr.flags & SCHED_FLAG_KEEP_POLICY != 0 {
+                policy = current & !SCHED_RESET_ON_FORK;
+            }
+            if attr.flags & SCHED_FLAG_KEEP_PARAMS != 0 {
+                priority = p.sched_priority;
+            }
+        }
+        check(policy, priority, attr.nice)?;
+        attr.size = attr.size.min(SCHED_ATTR_SIZE_VER1);
+        // SAFETY: a thread id, a valid sched_attr of `attr.size` bytes and the caller's flags.
+        unsafe { libc::syscall(libc::SYS_sched_setattr, target, &attr as *const SchedAttr, args[2] as u32) }
+    } else {
+        return Err(libc::ENOSYS);
+    };
+    if r < 0 { Err(errno()) } else { Ok(r as i64) }
+}
+
+/// What a partition may ask for: the normal policies (not a negative nice), real-time ones at
+/// 1..=[`PARTITION_RT_CEILING`], never SCHED_DEADLINE.
+pub fn check(policy: i32, priority: i32, nice: i32) -> Result<(), i32> {
+    match policy {
+        libc::SCHED_OTHER | libc::SCHED_BATCH | libc::SCHED_IDLE if nice < 0 => Err(libc::EPERM),
+        libc::SCHED_OTHER | libc::SCHED_BATCH | libc::SCHED_IDLE => Ok(()),
+        libc::SCHED_FIFO | libc::SCHED_RR if priority < 1 => Err(libc::EINVAL),
+        libc::SCHED_FIFO | libc::SCHED_RR if priority > PARTITION_RT_CEILING => Err(libc::EPERM),
+        libc::SCHED_FIFO | libc::SCHED_RR => Ok(()),
+        SCHED_DEADLINE => Err(libc::EPERM),
+        _ => Err(libc::EINVAL),
+    }
+}
+
+fn errno() -> i32 {
+    io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// The host id of the thread of `caller`'s process whose id in its own PID namespace is
+/// `ns_tid` (the last `NSpid` field); None if the process has no such thread.
+///
+/// In a PID namespace the ids differ, and finding the thread means reading the status of each
+/// thread of the process (some 15 us each: this dominated a brokered call by thread id). `ids`
+/// keeps the pairs seen: a known pair costs one status read, of that thread under the caller's
+/// `task` directory, which checks both that it is still the caller's and that its namespace id
+/// is still `ns_tid`. A stale pair (the thread ended, its host id reused) fails that check and
+/// the threads are read again. At most [`IDS_KEPT`] pairs.
+fn own_thread(caller: i32, ns_tid: i32, ids: &mut Vec<(i32, i32)>) -> Option<i32> {
+    let innermost = |tid: &str| -> Option<i32> {
+        let status = std::fs::read_to_string(format!("/proc/{caller}/task/{tid}/status")).ok()?;
+        status.lines().find_map(|l| l.strip_prefix("NSpid:"))?.split_whitespace().last()?.parse().ok()
+    };
+    if let Some(&(_, host)) = ids.iter().find(|(ns, _)| *ns == ns_tid)
+        && innermost(&host.to_string()) == Some(ns_tid)
+    {
+        return Some(host);
+    }
+    // Without a PID namespace the ids are the same: one lookup.
+    if innermost(&ns_tid.to_string()) == Some(ns_tid) {
+        return Some(ns_tid);
+    }
+    ids.retain(|(ns, _)| *ns != ns_tid);
+    let mut found = None;
+    for e in std::fs::read_dir(format!("/proc/{caller}/task")).ok()?.flatten() {
+        let name = e.file_name();
+        let (Some(tid), Some(host)) = (name.to_str(), name.to_str().and_then(|t| t.parse::<i32>().ok())) else { continue };
+        let Some(ns) = innermost(tid) else { continue };
+        if ids.len() >= IDS_KEPT {
+            ids.clear();
+        }
+        ids.retain(|&(n, _)| n != ns);
+        ids.push((ns, host));
+        if ns == ns_tid {
+            found = Some(host);
+        }
+    }
+    found
+}
+
+/// Bound of [`own_thread`]'s pairs per partition program.
+const IDS_KEPT: usize = 256;
+
+/// Reads a `T` at `addr` of process `pid` (EFAULT if it cannot be read whole).
+fn read_remote<T: Copy>(pid: i32, addr: u64) -> Result<T, i32> {
+    let mut v = std::mem::MaybeUninit::<T>::zeroed();
+    read_bytes(pid, addr, v.as_mut_ptr().cast(), std::mem::size_of::<T>())?;
+    // SAFETY: zero-initialised, then filled; T is a plain C structure (any bytes are valid).
+    Ok(unsafe { v.assume_init() })
+}
+
+fn read_bytes(pid: i32, addr: u64, buf: *mut u8, len: usize) -> Result<(), i32> {
+    if addr == 0 {
+        return Err(libc::EINVAL);
+    }
+    let local = libc::iovec { iov_base: buf.cast(), iov_len: len };
+    let remote = libc::iovec { iov_base: addr as *mut libc::c_void, iov_len: len };
+    // SAFETY: one local iovec over `len` writable bytes at `buf`; the remote one is only read
+    // by the kernel, which checks it.
+    let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+    if n == len as isize { Ok(()) } else { Err(libc::EFAULT) }
+}
+
+/// Reads a `struct sched_attr` as the kernel does: its `size` first (0 = the first version),
+/// then that many bytes (at most the version the broker knows; a larger one must only add
+/// zeros, as the kernel requires, else E2BIG).
+fn read_attr(pid: i32, addr: u64) -> Result<SchedAttr, i32> {
+    let size: u32 = read_remote(pid, addr)?;
+    let size = if size == 0 { SCHED_ATTR_SIZE_VER0 } else { size };
+    if !(SCHED_ATTR_SIZE_VER0..=4096).contains(&size) {
+        return Err(libc::E2BIG);
+    }
+    let mut attr = SchedAttr::default();
+    let known = size.min(SCHED_ATTR_SIZE_VER1) as usize;
+    read_bytes(pid, addr, (&mut attr as *mut SchedAttr).cast(), known)?;
+    if size as usize > known {
+        let mut tail = vec![0u8; size as usize - known];
+        read_bytes(pid, addr + known as u64, tail.as_mut_ptr(), tail.len())?;
+        if tail.iter().any(|&b| b != 0) {
+            return Err(libc::E2BIG);
+        }
+    }
+    attr.size = size;
+    Ok(attr)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// Runs in a child process of its own (the test binary's threads and limits stay as they
-    /// were): threads at SCHED_BATCH (no privilege needed) stand in for real-time ones.
     #[test]
-    fn an_exit_demotes_every_thread_of_the_process_and_forbids_real_time() {
-        // SAFETY: the child only runs the closure below and leaves with _exit.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0, "fork: {}", io::Error::last_os_error());
-        if pid == 0 {
-            let code = std::panic::catch_unwind(exit_demotes_every_thread).map_or(1, |r| r);
-            // SAFETY: ends the forked child at once.
-            unsafe { libc::_exit(code) };
+    fn the_ceiling_and_the_policies() {
+        for p in [libc::SCHED_OTHER, libc::SCHED_BATCH, libc::SCHED_IDLE] {
+            assert_eq!(check(p, 0, 0), Ok(()));
+            assert_eq!(check(p, 0, 5), Ok(()));
+            assert_eq!(check(p, 0, -1), Err(libc::EPERM), "a negative nice needs CAP_SYS_NICE");
         }
-        let mut status = 0;
-        // SAFETY: waits for the child just forked.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
-        assert!(libc::WIFEXITED(status), "child status {status:#x}");
-        let why = ["", "the child panicked", "the threads did not reach SCHED_BATCH", "a thread was not demoted", "RLIMIT_RTPRIO is not 0"];
-        let code = libc::WEXITSTATUS(status);
-        assert_eq!(code, 0, "{}", why.get(code as usize).unwrap_or(&"?"));
+        for p in [libc::SCHED_FIFO, libc::SCHED_RR] {
+            assert_eq!(check(p, 1, 0), Ok(()));
+            assert_eq!(check(p, PARTITION_RT_CEILING, 0), Ok(()));
+            assert_eq!(check(p, PARTITION_RT_CEILING + 1, 0), Err(libc::EPERM));
+            assert_eq!(check(p, 99, 0), Err(libc::EPERM));
+            assert_eq!(check(p, 0, 0), Err(libc::EINVAL));
+        }
+        assert_eq!(check(SCHED_DEADLINE, 0, 0), Err(libc::EPERM));
+        assert_eq!(check(42, 0, 0), Err(libc::EINVAL));
     }
 
-    /// The body of the test above, in the forked child: 0 when every check holds, else the
-    /// number of the first that failed (it prints nothing: a lock another thread of the test
-    /// binary held at the fork could hang the child).
-    fn exit_demotes_every_thread() -> i32 {
+    #[test]
+    fn own_threads_are_found_by_their_namespace_id() {
+        let me = std::process::id() as i32;
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        let mut ids = Vec::new();
+        assert_eq!(own_thread(me, tid, &mut ids), Some(tid));
+        assert_eq!(own_thread(me, i32::MAX, &mut ids), None);
+        // A stale hint (another thread's host id, or one that is gone) is checked, not believed.
+        let mut ids = vec![(tid, 1), (i32::MAX, tid)];
+        assert_eq!(own_thread(me, tid, &mut ids), Some(tid));
+        assert_eq!(own_thread(me, i32::MAX, &mut ids), None);
+        assert!(!ids.contains(&(i32::MAX, tid)), "the stale pair is dropped: {ids:?}");
+    }
+
+    #[test]
+    fn an_exit_demotes_every_thread_of_the_process_and_remembers_them() {
+        // Threads of this process at SCHED_BATCH (no privilege needed) stand in for real-time ones.
         let (tx, rx) = std::sync::mpsc::channel();
         let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
         let done_rx = Arc::new(Mutex::new(done_rx));
@@ -273,36 +510,41 @@ mod tests {
                 std::thread::spawn(move || {
                     let p = libc::sched_param { sched_priority: 0 };
                     // SAFETY: the calling thread (0) to SCHED_BATCH with a valid parameter.
-                    let r = unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &p) };
+                    assert_eq!(unsafe { libc::sched_setscheduler(0, libc::SCHED_BATCH, &p) }, 0);
                     // SAFETY: gettid has no preconditions.
-                    tx.send((r, unsafe { libc::gettid() })).unwrap();
+                    tx.send(unsafe { libc::gettid() }).unwrap();
                     let _ = done_rx.lock().unwrap().recv();
                 })
             })
             .collect();
-        let got: Vec<(i32, i32)> = (0..2).map(|_| rx.recv().unwrap()).collect();
-        let tids: Vec<i32> = got.iter().map(|g| g.1).collect();
+        let tids: Vec<i32> = (0..2).map(|_| rx.recv().unwrap()).collect();
         // SAFETY: plain query of a thread's policy.
         let policy = |t: i32| unsafe { libc::sched_getscheduler(t) };
-        let mut failed = 0;
-        if !got.iter().all(|g| g.0 == 0) || !tids.iter().all(|&t| policy(t) == libc::SCHED_BATCH) {
-            failed = 2;
-        }
+        assert!(tids.iter().all(|&t| policy(t) == libc::SCHED_BATCH));
+        // A dead thread of an earlier exit is forgotten.
+        let mut exiting = vec![i32::MAX - 1];
         // Whichever thread calls: /proc/<tid>/task is the whole group.
-        demote_for_exit(tids[0]);
-        if failed == 0 && !tids.iter().all(|&t| policy(t) == libc::SCHED_OTHER) {
-            failed = 3;
+        demote_for_exit(tids[0], &mut exiting);
+        for &t in &tids {
+            assert_eq!(policy(t), libc::SCHED_OTHER, "thread {t}");
+            assert!(exiting.contains(&t), "thread {t} is remembered");
         }
-        let mut lim = libc::rlimit { rlim_cur: 1, rlim_max: 1 };
-        // SAFETY: reads this process's limit into a valid rlimit.
-        unsafe { libc::getrlimit(libc::RLIMIT_RTPRIO, &mut lim) };
-        if failed == 0 && (lim.rlim_cur != 0 || lim.rlim_max != 0) {
-            failed = 4;
-        }
+        // SAFETY: gettid has no preconditions.
+        assert!(exiting.contains(&unsafe { libc::gettid() }), "the test's own thread is in the group too");
+        assert!(!exiting.contains(&(i32::MAX - 1)));
         drop(done_tx);
         for t in threads {
-            let _ = t.join();
+            t.join().unwrap();
         }
-        failed
+    }
+
+    #[test]
+    fn remote_reads_check_their_length() {
+        let v: libc::sched_param = libc::sched_param { sched_priority: 42 };
+        let me = std::process::id() as i32;
+        let got: libc::sched_param = read_remote(me, &v as *const _ as u64).unwrap();
+        assert_eq!(got.sched_priority, 42);
+        assert_eq!(read_remote::<libc::sched_param>(me, 0).err(), Some(libc::EINVAL));
+        assert_eq!(read_remote::<libc::sched_param>(me, 8).err(), Some(libc::EFAULT));
     }
 }

@@ -14,14 +14,14 @@
 //! Leaving the partition's session or process group (setsid, setpgid) fails with EPERM
 //! ([`REFUSED`]): the module stops a partition through its process group too.
 //!
-//! Scheduling changes (sched_setscheduler, sched_setparam, sched_setattr) run in the kernel:
-//! partitions hold no capability, and their RLIMIT_RTPRIO (the partitions' ceiling, set by the
-//! module before `execve`) bounds the real-time priorities they may take
-//! ([`super::sched_broker`]). `exit_group` goes to the module's broker (SECCOMP_RET_USER_NOTIF),
-//! which demotes the exiting process's threads before letting it run, and so do the calls that
-//! send a signal which may end or stop a process ([`SIGNAL_ARG1`], [`SIGNAL_ARG2`]; the signals
-//! that cannot, and the runtime's own STOP/SUSPEND signal, stay in the kernel:
-//! [`fast_signals`]).
+//! Scheduling changes (sched_setscheduler, sched_setparam, sched_setattr) do not run in the
+//! partition either: partitions hold no capability, so they could not take a real-time
+//! priority themselves. The filter hands those calls to the module (SECCOMP_RET_USER_NOTIF),
+//! whose [`super::sched_broker`] performs them within the partitions' ceiling. `exit_group`
+//! goes to the broker too, which demotes the exiting process's threads before letting it run,
+//! and so do the calls that send a signal which may end or stop a process ([`SIGNAL_ARG1`],
+//! [`SIGNAL_ARG2`]; the signals that cannot, and the runtime's own STOP/SUSPEND signal, stay
+//! in the kernel: [`fast_signals`]).
 //!
 //! Two calls fail without a trap (SECCOMP_RET_ERRNO; no health monitor event, as C libraries
 //! make them in ordinary use): `clone` with a namespace flag (EPERM) and `clone3` (ENOSYS).
@@ -107,10 +107,12 @@ const AUDIT_ARCH: u32 = 0xC000_003E;
 #[cfg(target_arch = "aarch64")]
 const AUDIT_ARCH: u32 = 0xC000_00B7;
 
-/// Calls brokered by the module ([`super::sched_broker`]): `exit_group`, before which it moves
-/// every thread of the caller to the normal policy for good (the exit-path hazard of
-/// [`super::rt::demote_threads`]) and then lets the call run (SECCOMP_USER_NOTIF_FLAG_CONTINUE).
-pub(crate) const BROKERED: &[libc::c_long] = &[libc::SYS_exit_group];
+/// Calls brokered by the module ([`super::sched_broker`]): the scheduling calls, which it makes
+/// itself within the partitions' ceiling, and `exit_group`, before which it moves every thread
+/// of the caller to the normal policy (the exit-path hazard of [`super::rt::demote_threads`])
+/// and then lets the call run (SECCOMP_USER_NOTIF_FLAG_CONTINUE).
+pub(crate) const BROKERED: &[libc::c_long] =
+    &[libc::SYS_sched_setscheduler, libc::SYS_sched_setparam, libc::SYS_sched_setattr, libc::SYS_exit_group];
 
 /// Calls that send a signal, with the signal number in their second argument (`kill`, `tkill`,
 /// `rt_sigqueueinfo`, `pidfd_send_signal`) or third (`tgkill`, `rt_tgsigqueueinfo`). A signal

@@ -83,14 +83,12 @@ fn every_denied_call_traps() {
 }
 
 #[test]
-fn exit_group_goes_to_the_broker_and_scheduling_calls_to_the_kernel() {
+fn scheduling_calls_and_exit_group_go_to_the_broker() {
     for &nr in BROKERED {
         assert_eq!(verdict(nr, [0; 6]), SECCOMP_RET_USER_NOTIF, "call {nr}");
     }
-    assert_eq!(verdict(libc::SYS_exit_group, [1, 2, 3, 0, 0, 0]), SECCOMP_RET_USER_NOTIF);
-    // Bounded by the partition's RLIMIT_RTPRIO, answered by the kernel with no detour.
-    for nr in [libc::SYS_sched_setscheduler, libc::SYS_sched_setparam, libc::SYS_sched_setattr] {
-        assert_eq!(verdict(nr, [1, 2, 3, 0, 0, 0]), SECCOMP_RET_ALLOW, "call {nr}");
+    for nr in [libc::SYS_sched_setscheduler, libc::SYS_sched_setparam, libc::SYS_sched_setattr, libc::SYS_exit_group] {
+        assert_eq!(verdict(nr, [1, 2, 3, 0, 0, 0]), SECCOMP_RET_USER_NOTIF, "call {nr}");
     }
     // A thread's own exit is not brokered (it is not the group exit of the hazard).
     assert_eq!(verdict(libc::SYS_exit, [0; 6]), SECCOMP_RET_ALLOW);

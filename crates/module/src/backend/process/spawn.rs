@@ -263,7 +263,7 @@ impl PartitionProcess {
 
     /// SIGKILL, after moving every thread to the normal policy ([`super::rt::demote_threads`]).
     pub fn kill(&self) -> io::Result<()> {
-        super::rt::demote_threads_for_good(super::rt::threads_of(self.pid));
+        super::rt::demote_threads(super::rt::threads_of(self.pid));
         self.signal(libc::SIGKILL)
     }
 
@@ -389,7 +389,6 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         gate_hi.as_raw_fd(),
     );
     ctx.rt_priority = spec.rt_priority;
-    ctx.rt_limit = Some(super::sched_broker::PARTITION_RT_CEILING as u64);
     ctx.confine = confine;
     let program_file = match spec.confine {
         Some(_) => Some(high(File::open(&program).map_err(|e| Error::io(format!("opening {}", program.display()), e))?.as_fd())?),

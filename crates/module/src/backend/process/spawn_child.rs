@@ -42,10 +42,9 @@ pub(crate) enum Stage {
     Limits,
     Identity,
     Session,
-    RtLimit,
 }
 
-pub(crate) const STAGES: [&str; 20] = [
+pub(crate) const STAGES: [&str; 19] = [
     "ready",
     "making / a slave mount in the new mount namespace",
     "mounting a tmpfs on /dev/shm",
@@ -65,7 +64,6 @@ pub(crate) const STAGES: [&str; 20] = [
     "setting RLIMIT_NOFILE (pt:MaxOpenFiles)",
     "switching to the partition's uid and gid and dropping every privilege",
     "leaving the module's session and process group (setsid)",
-    "setting RLIMIT_RTPRIO to the partitions' real-time ceiling",
 ];
 
 /// `struct clone_args` (version 2, with `cgroup`).
@@ -97,9 +95,6 @@ pub(crate) struct ChildCtx {
     pub(crate) namespaces: bool,
     /// SCHED_FIFO priority the program starts at (None: the normal policy).
     pub(crate) rt_priority: Option<i32>,
-    /// RLIMIT_RTPRIO of the program: the highest real-time priority it may take itself
-    /// (backend/process/sched_broker.rs). None: inherited.
-    pub(crate) rt_limit: Option<u64>,
     /// Signal the program gets when the module thread that started it dies
     /// (`PR_SET_PDEATHSIG`; see [`super::spawn::SpawnSpec::death_signal`]).
     pub(crate) death_signal: i32,
@@ -150,7 +145,6 @@ impl ChildCtx {
             cpus,
             namespaces,
             rt_priority: None,
-            rt_limit: None,
             death_signal: libc::SIGKILL,
             fds,
             inherited: Vec::new(),
@@ -565,18 +559,6 @@ fn child_main(ctx: &ChildCtx) -> ! {
         if let Some(prio) = ctx.rt_priority {
             let param = libc::sched_param { sched_priority: prio };
             libc::sched_setscheduler(0, libc::SCHED_FIFO, &param);
-        }
-        // While the child may still raise its limits: afterwards the program itself never can
-        // (no CAP_SYS_RESOURCE). No negative nice either (RLIMIT_NICE 0). A module without
-        // the privilege to raise the limit leaves it as it is (its partitions get no
-        // real-time priority then, as the capability probe reported).
-        if let Some(limit) = ctx.rt_limit {
-            let rt = libc::rlimit { rlim_cur: limit, rlim_max: limit };
-            if libc::setrlimit(libc::RLIMIT_RTPRIO, &rt) != 0 && sys::errno() != libc::EPERM {
-                fail(ctx, Stage::RtLimit, sys::errno());
-            }
-            let nice = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
-            libc::setrlimit(libc::RLIMIT_NICE, &nice);
         }
         if libc::chdir(ctx.workdir.as_ptr()) != 0 {
             fail(ctx, Stage::Chdir, sys::errno());
