@@ -3,7 +3,7 @@
 
 use crate::backend::cpu_guard;
 use crate::backend::interface::Backend;
-use crate::backend::kvm::{KvmBackend, VCPU_PRIORITY};
+use crate::backend::kvm::KvmBackend;
 use crate::backend::pm_qos::LatencyRequest;
 use crate::backend::process::sched_broker::{BROKER_PRIORITY, PARTITION_RT_CEILING};
 use crate::backend::process::{Capabilities, ProcessBackend, ProcessOptions, probe_capabilities};
@@ -43,8 +43,6 @@ const _: () = assert!(
         && SIGNAL_GUARD_PRIORITY < SCHEDULER_PRIORITY
         && IDLE_POLL_PRIORITY < PARTITION_RT_CEILING
         && crate::plan::HIGHEST_BAND_PRIORITY <= PARTITION_RT_CEILING
-        && crate::plan::HIGHEST_BAND_PRIORITY < VCPU_PRIORITY
-        && VCPU_PRIORITY <= PARTITION_RT_CEILING
 );
 /// Below every partition thread (ARINC priorities map to 11 and up, include/ARINC653.h).
 const IDLE_POLL_PRIORITY: i32 = 1;

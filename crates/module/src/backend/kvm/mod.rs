@@ -28,12 +28,6 @@ pub const EXIT_PORT: u16 = 0xf4;
 pub const DEFAULT_RAM: usize = 16 << 20;
 /// Room kept for the guest's stack between its image and the top of RAM.
 pub const STACK_MIN: u64 = 64 << 10;
-/// Real-time priority of vCPU threads: above every partition's band (a vCPU runs all of its
-/// guest's processes, and must finish its stop at once when kicked, ahead of the next
-/// partition's threads on its core), at the level of the process partitions' timer threads,
-/// below the partitions' ceiling (asserted in run.rs).
-pub const VCPU_PRIORITY: i32 = crate::plan::HIGHEST_BAND_PRIORITY + 1;
-
 /// Opens /dev/kvm and checks what the backend relies on; the error says why it is unusable.
 pub fn open_kvm() -> Result<kvm_ioctls::Kvm, String> {
     let kvm = kvm_ioctls::Kvm::new().map_err(|e| format!("/dev/kvm is unusable: {e}"))?;

@@ -9,7 +9,7 @@ use super::elf::{self, Image};
 use super::gate::KvmGate;
 use super::vcpu::{self, Flow, Park, VcpuControl};
 use super::vm::{self, IMAGE_BASE, PROGRESS_ADDR, Vm};
-use super::{CONSOLE_PORT, EXIT_PORT, STACK_MIN, VCPU_PRIORITY};
+use super::{CONSOLE_PORT, EXIT_PORT, STACK_MIN};
 use crate::backend::interface::{Backend, Ended, Partition, Prepared, StartCheck, StartContext, Started};
 use crate::backend::rt;
 use crate::plan::Plan;
@@ -68,7 +68,10 @@ impl Backend for KvmBackend {
             image: p.executable.clone(),
             vm: Arc::new(vm),
             vcpus,
-            priority: self.fifo.then_some(VCPU_PRIORITY),
+            // As a process partition's main thread: the base of its band (the outgoing partition's
+            // threads, preempted at the boundary, then run before the incoming one's at the
+            // same level, so a kicked vCPU acknowledges its stop at once).
+            priority: self.fifo.then_some(p.rt_band.0 as i32),
             record_dir: self.record_dir.clone(),
             running: None,
         };
