@@ -76,9 +76,7 @@ pub fn parse(b: &[u8], lowest: u64, ram_size: u64) -> Result<Image, String> {
     }
     let e_type = u16_at(b, 16);
     if e_type != 2 {
-        return Err(format!(
-            "ELF type {e_type}: a guest image must be a static executable (ET_EXEC; link with -static -no-pie)"
-        ));
+        return Err(format!("ELF type {e_type}: a guest image must be a static executable (ET_EXEC; link with -static -no-pie)"));
     }
     let machine = u16_at(b, 18);
     if machine != 62 {

@@ -47,19 +47,27 @@ impl Backend for KvmBackend {
         let p = &plan.partitions[index];
         let err = |e: String| format!("partition {} (kvm): {e}", p.name);
         if let Some((core, _)) = p.served_by_priority {
-            return Err(err(format!("served by priority on FIXED_PRIORITY core {core}: the kvm backend runs partitions in windows only (so far)")));
+            return Err(err(format!(
+                "served by priority on FIXED_PRIORITY core {core}: the kvm backend runs partitions in windows only (so far)"
+            )));
         }
         let size = if p.memory_bytes == 0 { super::DEFAULT_RAM } else { p.memory_bytes.min(vm::MAX_RAM as u64 + 1) as usize };
         let ram = memfd(&format!("partita-kvm-{}", p.name)).map_err(|e| err(format!("guest RAM: {e}")))?;
         let (vm, _) = Vm::create(&self.kvm, ram, size).map_err(|e| err(format!("cannot create the VM: {e}")))?;
         // Checked now, so that a bad image is refused before the run starts (and again at each start).
         elf::load(&p.executable, IMAGE_BASE, image_limit(&vm))?;
-        let cpuid = self.kvm.get_supported_cpuid(kvm_bindings::KVM_MAX_CPUID_ENTRIES).map_err(|e| err(format!("KVM_GET_SUPPORTED_CPUID: {e}")))?;
+        let cpuid =
+            self.kvm.get_supported_cpuid(kvm_bindings::KVM_MAX_CPUID_ENTRIES).map_err(|e| err(format!("KVM_GET_SUPPORTED_CPUID: {e}")))?;
         let mut vcpus = Vec::new();
         for (k, &core) in p.cores.iter().enumerate() {
             let fd = vm.fd.create_vcpu(k as u64).map_err(|e| err(format!("KVM_CREATE_VCPU {k}: {e}")))?;
             fd.set_cpuid2(&cpuid).map_err(|e| err(format!("KVM_SET_CPUID2 {k}: {e}")))?;
-            vcpus.push(VcpuSlot { ctl: Arc::new(VcpuControl::default()), fd: Some(fd), cpu: plan.cores[core as usize].cpu as usize, core: core as usize });
+            vcpus.push(VcpuSlot {
+                ctl: Arc::new(VcpuControl::default()),
+                fd: Some(fd),
+                cpu: plan.cores[core as usize].cpu as usize,
+                core: core as usize,
+            });
         }
         let controls: Vec<(usize, Arc<VcpuControl>)> = vcpus.iter().map(|v| (v.core, v.ctl.clone())).collect();
         let gate = Arc::new(KvmGate::new(plan.cores.len(), &controls));
@@ -202,7 +210,9 @@ impl Partition for KvmPartition {
         for (k, v) in self.vcpus.iter_mut().enumerate() {
             let Some(fd) = v.fd.take() else { continue };
             let record = match &self.record_dir {
-                Some(dir) => Some(File::options().create(true).append(true).open(dir.join(format!("{}.vcpu{k}.txt", self.name))).map_err(io)?),
+                Some(dir) => {
+                    Some(File::options().create(true).append(true).open(dir.join(format!("{}.vcpu{k}.txt", self.name))).map_err(io)?)
+                }
                 None => None,
             };
             let t = VcpuThread {
@@ -352,13 +362,14 @@ fn on_exit(exit: VcpuExit<'_>, console: &File) -> Flow<Ended> {
             // A partition may not end (as a process partition that exits: ILLEGAL_REQUEST).
             fault(format!("exited with status {}", u32::from_le_bytes(b)), error_code::ILLEGAL_REQUEST)
         }
-        VcpuExit::IoOut(port, _) => fault(format!("wrote to I/O port 0x{port:x}, which is not a Partita port"), error_code::ILLEGAL_REQUEST),
-        VcpuExit::IoIn(port, _) => fault(format!("read from I/O port 0x{port:x}, which is not a Partita port"), error_code::ILLEGAL_REQUEST),
+        VcpuExit::IoOut(port, _) => {
+            fault(format!("wrote to I/O port 0x{port:x}, which is not a Partita port"), error_code::ILLEGAL_REQUEST)
+        }
+        VcpuExit::IoIn(port, _) => {
+            fault(format!("read from I/O port 0x{port:x}, which is not a Partita port"), error_code::ILLEGAL_REQUEST)
+        }
         VcpuExit::Hlt => fault("halted (hlt): a guest with no interrupt source never runs again".into(), error_code::ILLEGAL_REQUEST),
-        VcpuExit::Shutdown => fault(
-            "shut down (a triple fault: an exception the guest did not handle)".into(),
-            error_code::HARDWARE_FAULT,
-        ),
+        VcpuExit::Shutdown => fault("shut down (a triple fault: an exception the guest did not handle)".into(), error_code::HARDWARE_FAULT),
         VcpuExit::MmioRead(addr, _) | VcpuExit::MmioWrite(addr, _) => {
             fault(format!("accessed guest-physical 0x{addr:x}, outside its memory"), error_code::MEMORY_VIOLATION)
         }

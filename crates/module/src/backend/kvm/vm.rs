@@ -92,9 +92,8 @@ impl Vm {
     /// while the mapping and the memory slot stay. Used before an image is loaded again.
     pub fn clear(&self) -> io::Result<()> {
         // SAFETY: fallocate on our own memfd; KEEP_SIZE leaves its length (and so the mapping) as is.
-        let r = unsafe {
-            libc::fallocate(self.ram.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, 0, self.size as i64)
-        };
+        let r =
+            unsafe { libc::fallocate(self.ram.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, 0, self.size as i64) };
         if r != 0 {
             return Err(io::Error::last_os_error());
         }
