@@ -179,7 +179,8 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     // refused with its name and the reason.
     let mut kvm = match plan.partitions.iter().find(|p| p.backend == BackendKind::Kvm) {
         Some(p) => Some(
-            KvmBackend::new(caps.sched_fifo).map_err(|e| format!("partition {} \"{}\" asks for the kvm backend, but {e}", p.id, p.name))?,
+            KvmBackend::new(caps.sched_fifo, PARTITION_RT_CEILING)
+                .map_err(|e| format!("partition {} \"{}\" asks for the kvm backend, but {e}", p.id, p.name))?,
         ),
         None => None,
     };

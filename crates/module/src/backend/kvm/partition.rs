@@ -30,15 +30,19 @@ pub struct KvmBackend {
     fifo: bool,
     /// `PARTITA_KVM_RECORD=DIR`: each vCPU thread writes its park and resume records there.
     record_dir: Option<PathBuf>,
+    /// What a stop raises a vCPU thread to (`VcpuControl::set_priorities`).
+    stop_priority: i32,
 }
 
 impl KvmBackend {
-    /// Opens /dev/kvm for the run; the error says why it is unusable.
-    pub fn new(fifo: bool) -> Result<KvmBackend, String> {
+    /// Opens /dev/kvm for the run; the error says why it is unusable. `stop_priority`: what a
+    /// stop raises a vCPU thread to (the partitions' ceiling: above every partition thread,
+    /// below the module's).
+    pub fn new(fifo: bool, stop_priority: i32) -> Result<KvmBackend, String> {
         let kvm = super::open_kvm()?;
         vcpu::install_kick_handler().map_err(|e| format!("cannot install the vCPU kick signal handler: {e}"))?;
         let record_dir = std::env::var_os("PARTITA_KVM_RECORD").map(PathBuf::from);
-        Ok(KvmBackend { kvm, fifo, record_dir })
+        Ok(KvmBackend { kvm, fifo, record_dir, stop_priority })
     }
 }
 
@@ -62,12 +66,11 @@ impl Backend for KvmBackend {
         for (k, &core) in p.cores.iter().enumerate() {
             let fd = vm.fd.create_vcpu(k as u64).map_err(|e| err(format!("KVM_CREATE_VCPU {k}: {e}")))?;
             fd.set_cpuid2(&cpuid).map_err(|e| err(format!("KVM_SET_CPUID2 {k}: {e}")))?;
-            vcpus.push(VcpuSlot {
-                ctl: Arc::new(VcpuControl::default()),
-                fd: Some(fd),
-                cpu: plan.cores[core as usize].cpu as usize,
-                core: core as usize,
-            });
+            let ctl = Arc::new(VcpuControl::default());
+            if self.fifo {
+                ctl.set_priorities(p.rt_band.0 as i32, self.stop_priority);
+            }
+            vcpus.push(VcpuSlot { ctl, fd: Some(fd), cpu: plan.cores[core as usize].cpu as usize, core: core as usize });
         }
         let controls: Vec<(usize, Arc<VcpuControl>)> = vcpus.iter().map(|v| (v.core, v.ctl.clone())).collect();
         let gate = Arc::new(KvmGate::new(plan.cores.len(), &controls));

@@ -98,6 +98,12 @@ pub struct VcpuControl {
     gate: AtomicU32,
     /// The vCPU thread's kernel id (0: none).
     tid: AtomicI32,
+    /// `SCHED_FIFO` priority the vCPU runs the guest at (0: the thread's policy is left as is).
+    base_priority: AtomicI32,
+    /// `SCHED_FIFO` priority a stop raises the vCPU thread to (0: none), so that it leaves the
+    /// guest and acknowledges at once, ahead of the next partition's threads on its CPU
+    /// whatever their priorities; the thread goes back to `base_priority` when released.
+    stop_priority: AtomicI32,
 }
 
 impl Default for VcpuControl {
@@ -110,14 +116,29 @@ impl Default for VcpuControl {
             parks: AtomicU32::new(0),
             gate: AtomicU32::new(0),
             tid: AtomicI32::new(0),
+            base_priority: AtomicI32::new(0),
+            stop_priority: AtomicI32::new(0),
         }
     }
 }
 
 impl VcpuControl {
-    /// Asks the vCPU to stop and kicks it out of the guest.
+    /// Sets the priorities of [`VcpuControl::stop_priority`] and `base_priority` (0: none).
+    pub fn set_priorities(&self, base: i32, stop: i32) {
+        self.base_priority.store(base, Ordering::SeqCst);
+        self.stop_priority.store(stop, Ordering::SeqCst);
+    }
+
+    /// Asks the vCPU to stop and kicks it out of the guest (raised first, see `stop_priority`).
     pub fn request_stop(&self) -> io::Result<()> {
         self.stop_req.store(true, Ordering::SeqCst);
+        let stop = self.stop_priority.load(Ordering::SeqCst);
+        if let (Some(tid), true) = (self.tid(), stop > 0) {
+            let p = libc::sched_param { sched_priority: stop };
+            // SAFETY: sched_setscheduler on a thread id with a valid policy and parameter; a
+            // vanished id only makes the call fail.
+            unsafe { libc::sched_setscheduler(tid, libc::SCHED_FIFO, &p) };
+        }
         self.kick()
     }
 
@@ -186,6 +207,11 @@ impl VcpuControl {
                 break;
             }
             let _ = rt::futex_wait_shared(&self.gate, g, None);
+        }
+        // Back at the guest's priority (a stop raised it).
+        let base = self.base_priority.load(Ordering::SeqCst);
+        if base > 0 {
+            let _ = rt::set_current_fifo(base);
         }
         // Running again before the request is looked at again (the loop's top): a stop
         // requested from here on is either seen there or kicks KVM_RUN.
