@@ -9,7 +9,9 @@
 //! increments a counter in guest RAM, which the controller watches to see the guest run and to
 //! prove that it executed nothing after a confirmed stop.
 //!
-//! Nothing here is wired into the module yet; docs/kvm.md has the figures and the choice.
+//! The VMM itself (guest RAM, long mode, the vCPU run loop and its stop by `immediate_exit` and a
+//! signal) is the kvm backend's, `partita_module::backend::kvm`; the probe measures it. docs/kvm.md
+//! has the figures and the choice.
 
 pub mod cgroup;
 pub mod startup;

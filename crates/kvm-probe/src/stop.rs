@@ -6,18 +6,17 @@
 //! again (it must not have moved: the guest executed nothing after the confirmation); release and
 //! wait until the counter moves again (release latency).
 
-use std::cell::Cell;
 use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, AtomicU32, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use kvm_ioctls::{Kvm, VcpuExit};
+use partita_module::backend::kvm::vcpu::{self, Flow, VcpuControl};
 
 use crate::cgroup::{Churn, VcpuCgroup};
 use crate::stats::Stats;
@@ -172,50 +171,28 @@ fn wait_moving(counter: &Counter, from: u64) -> io::Result<()> {
     Ok(())
 }
 
-thread_local! {
-    /// Address of this thread's `kvm_run.immediate_exit`, for the kick signal's handler.
-    static IMMEDIATE_EXIT: Cell<usize> = const { Cell::new(0) };
-}
-
-/// The kick handler: on the vCPU thread, sets `immediate_exit`, so that a KVM_RUN entered after
-/// the signal but before the thread saw the stop request returns at once (the race that
-/// `immediate_exit` exists for).
-extern "C" fn kick(_: libc::c_int) {
-    let addr = IMMEDIATE_EXIT.with(Cell::get);
-    if addr != 0 {
-        // SAFETY: `addr` is this thread's kvm_run.immediate_exit, mapped while the vCPU lives
-        // (the thread clears it before dropping the vCPU); a u8 written atomically.
-        unsafe { AtomicU8::from_ptr(addr as *mut u8).store(1, Ordering::SeqCst) };
-    }
-}
-
-/// State shared by the controller and an in-process vCPU thread.
-#[derive(Default)]
-struct Shared {
-    stop_req: AtomicBool,
-    quit: AtomicBool,
-    /// Times the vCPU thread parked; a stop is confirmed when it reaches the expected count.
-    parks: AtomicU32,
-    /// Bumped at each release; the parked thread futex-waits on it.
-    gate: AtomicU32,
-    tid: AtomicI32,
-}
-
-/// A vCPU thread of this process running the spinner.
+/// A vCPU thread of this process running the spinner, under the module's vCPU control
+/// (`partita_module::backend::kvm::vcpu`: the kvm backend's stop and release).
 struct VcpuThread {
-    shared: Arc<Shared>,
+    ctl: Arc<VcpuControl>,
     tid: libc::pid_t,
     thread: Option<JoinHandle<io::Result<()>>>,
 }
 
 impl VcpuThread {
     fn spawn(ram: &File, opts: &Options) -> io::Result<VcpuThread> {
-        sys::install_kick_handler(kick)?;
-        let shared = Arc::new(Shared::default());
-        let (sh, ram, cpu, mib, fifo) = (shared.clone(), ram.try_clone()?, opts.vcpu_cpu, opts.mem_mib, opts.vcpu_fifo);
-        let thread = std::thread::Builder::new().name("vcpu".into()).spawn(move || vcpu_main(&sh, &ram, mib, cpu, fifo))?;
+        vcpu::install_kick_handler()?;
+        let ctl = Arc::new(VcpuControl::default());
+        // The probe's guest runs from the start (the module's vCPUs wait for their window).
+        ctl.release();
+        ctl.prepare_thread();
+        let (c, ram, cpu, mib, fifo) = (ctl.clone(), ram.try_clone()?, opts.vcpu_cpu, opts.mem_mib, opts.vcpu_fifo);
+        let thread = std::thread::Builder::new().name("vcpu".into()).spawn(move || vcpu_main(&c, &ram, mib, cpu, fifo))?;
         let start = Instant::now();
-        while shared.tid.load(Ordering::SeqCst) == 0 {
+        let tid = loop {
+            if let Some(tid) = ctl.tid() {
+                break tid;
+            }
             if thread.is_finished() || start.elapsed() > DEADLINE {
                 return Err(thread
                     .join()
@@ -224,22 +201,18 @@ impl VcpuThread {
                     .unwrap_or_else(|| io::Error::other("vCPU thread did not start")));
             }
             std::thread::yield_now();
-        }
-        let tid = shared.tid.load(Ordering::SeqCst);
-        Ok(VcpuThread { shared, tid, thread: Some(thread) })
+        };
+        Ok(VcpuThread { ctl, tid, thread: Some(thread) })
     }
 
     fn join(&mut self) -> io::Result<()> {
         let Some(thread) = self.thread.take() else { return Ok(()) };
-        self.shared.quit.store(true, Ordering::SeqCst);
-        self.shared.gate.fetch_add(1, Ordering::SeqCst);
-        sys::futex_wake(&self.shared.gate);
         let start = Instant::now();
         while !thread.is_finished() {
             if start.elapsed() > DEADLINE {
                 return Err(io::Error::new(io::ErrorKind::TimedOut, "the vCPU thread does not end"));
             }
-            sys::tgkill(self.tid, sys::KICK_SIGNAL)?;
+            self.ctl.quit();
             std::thread::sleep(Duration::from_micros(100));
         }
         thread.join().unwrap_or_else(|_| Err(io::Error::other("vCPU thread panicked")))
@@ -252,46 +225,27 @@ impl Drop for VcpuThread {
     }
 }
 
-fn vcpu_main(sh: &Shared, ram: &File, mib: usize, cpu: usize, fifo: bool) -> io::Result<()> {
+fn vcpu_main(ctl: &VcpuControl, ram: &File, mib: usize, cpu: usize, fifo: bool) -> io::Result<()> {
     sys::pin_to_cpu(cpu)?;
     // Dropped (the thread back at SCHED_OTHER) before the thread ends.
     let _fifo = fifo.then(|| sys::Fifo::raise(VCPU_PRIORITY));
     let kvm = Kvm::new().map_err(|e| io::Error::other(format!("/dev/kvm: {e}")))?;
     let (mut guest, _) = Guest::create(&kvm, ram, mib, Entry::Spinner)?;
-    let run = guest.vcpu.get_kvm_run();
-    IMMEDIATE_EXIT.with(|p| p.set(std::ptr::addr_of_mut!(run.immediate_exit) as usize));
-    sh.tid.store(sys::gettid(), Ordering::SeqCst);
-    let result = vcpu_loop(sh, &mut guest);
-    IMMEDIATE_EXIT.with(|p| p.set(0));
-    result
-}
-
-fn vcpu_loop(sh: &Shared, guest: &mut Guest) -> io::Result<()> {
-    loop {
-        if sh.quit.load(Ordering::SeqCst) {
-            return Ok(());
-        }
-        if sh.stop_req.load(Ordering::SeqCst) {
-            sh.parks.fetch_add(1, Ordering::SeqCst);
-            loop {
-                let g = sh.gate.load(Ordering::SeqCst);
-                if !sh.stop_req.load(Ordering::SeqCst) || sh.quit.load(Ordering::SeqCst) {
-                    break;
-                }
-                sys::futex_wait(&sh.gate, g);
-            }
-            // Cleared before the request is looked at again: a kick after this point either
-            // finds the request at the loop's top or sets the flag again.
-            guest.vcpu.set_kvm_immediate_exit(0);
-            continue;
-        }
-        match guest.vcpu.run() {
-            Ok(VcpuExit::IoOut(PORT_STARTED, _)) => {}
-            Ok(exit) => return Err(io::Error::other(format!("unexpected exit: {exit:?}"))),
-            Err(e) if e.errno() == libc::EINTR => {}
-            Err(e) => return Err(io::Error::other(format!("KVM_RUN: {e}"))),
-        }
-    }
+    vcpu::arm_kick(&mut guest.vcpu);
+    ctl.thread_started();
+    let end = vcpu::run_loop(
+        ctl,
+        &mut guest.vcpu,
+        |exit| match exit {
+            VcpuExit::IoOut(PORT_STARTED, _) => Flow::Continue,
+            exit => Flow::End(io::Error::other(format!("unexpected exit: {exit:?}"))),
+        },
+        |e| io::Error::other(format!("KVM_RUN: {e}")),
+        |_| {},
+    );
+    vcpu::disarm_kick();
+    ctl.thread_ended();
+    end.map_or(Ok(()), Err)
 }
 
 struct FreezerGate {
@@ -322,12 +276,10 @@ struct KickGate {
 
 impl Gate for KickGate {
     fn stop(&mut self) -> io::Result<()> {
-        let sh = &self.vcpu.shared;
-        let want = sh.parks.load(Ordering::SeqCst) + 1;
-        sh.stop_req.store(true, Ordering::SeqCst);
-        sys::tgkill(self.vcpu.tid, sys::KICK_SIGNAL)?;
+        let ctl = &self.vcpu.ctl;
+        ctl.request_stop()?;
         let start = Instant::now();
-        while sh.parks.load(Ordering::SeqCst) != want {
+        while !ctl.is_stopped() {
             if start.elapsed() > DEADLINE || self.vcpu.thread.as_ref().is_none_or(|t| t.is_finished()) {
                 return Err(io::Error::new(io::ErrorKind::TimedOut, "the vCPU thread did not park"));
             }
@@ -337,10 +289,7 @@ impl Gate for KickGate {
     }
 
     fn release(&mut self) -> io::Result<()> {
-        let sh = &self.vcpu.shared;
-        sh.stop_req.store(false, Ordering::SeqCst);
-        sh.gate.fetch_add(1, Ordering::SeqCst);
-        sys::futex_wake(&sh.gate);
+        self.vcpu.ctl.release();
         Ok(())
     }
 }

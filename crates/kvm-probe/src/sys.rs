@@ -5,7 +5,7 @@ use std::ffi::CString;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 fn cvt(r: libc::c_int) -> io::Result<libc::c_int> {
     if r < 0 { Err(io::Error::last_os_error()) } else { Ok(r) }
@@ -68,57 +68,6 @@ pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
         cvt(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set))?;
     }
     Ok(())
-}
-
-/// The calling thread's kernel id.
-pub fn gettid() -> libc::pid_t {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::gettid() }
-}
-
-/// Sleeps while `word` holds `expected` (a private futex: the waiter and waker share the process).
-pub fn futex_wait(word: &AtomicU32, expected: u32) {
-    // SAFETY: `word` is a live u32 for the duration of the call; a null timeout waits indefinitely.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-            expected,
-            std::ptr::null::<libc::timespec>(),
-        );
-    }
-}
-
-/// Wakes every waiter of `word`.
-pub fn futex_wake(word: &AtomicU32) {
-    // SAFETY: `word` is a live u32; FUTEX_WAKE only reads its address.
-    unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG, i32::MAX);
-    }
-}
-
-/// The signal that kicks a vCPU thread out of KVM_RUN: installed without SA_RESTART, so that
-/// KVM_RUN returns EINTR.
-pub const KICK_SIGNAL: libc::c_int = libc::SIGUSR2;
-
-/// Installs `handler` for [`KICK_SIGNAL`].
-pub fn install_kick_handler(handler: extern "C" fn(libc::c_int)) -> io::Result<()> {
-    // SAFETY: a zeroed sigaction with a valid handler and empty mask; the old action is discarded.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = handler as usize;
-        libc::sigemptyset(&mut sa.sa_mask);
-        cvt(libc::sigaction(KICK_SIGNAL, &sa, std::ptr::null_mut()))?;
-    }
-    Ok(())
-}
-
-/// Sends `sig` to thread `tid` of this process.
-pub fn tgkill(tid: libc::pid_t, sig: libc::c_int) -> io::Result<()> {
-    // SAFETY: tgkill with our own pid; the result is checked.
-    let r = unsafe { libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, sig) };
-    if r < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
 }
 
 /// The calling thread at SCHED_FIFO `priority` until dropped, then SCHED_OTHER again, so that the

@@ -2,7 +2,7 @@
 //! module schedule and core, the window boundaries of one major frame in time order, and per
 //! partition the cores it runs on and its period in each schedule.
 
-use partita_config::model::{CorePolicy, DEFAULT_MAX_OPEN_FILES, DEFAULT_MAX_TASKS, Module};
+use partita_config::model::{Backend, CorePolicy, DEFAULT_MAX_OPEN_FILES, DEFAULT_MAX_TASKS, Module};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone)]
@@ -27,6 +27,8 @@ pub struct PlannedPartition {
     pub id: u32,
     pub name: String,
     pub executable: PathBuf,
+    /// What runs it (`pt:Backend`).
+    pub backend: Backend,
     pub arguments: Vec<String>,
     pub memory_bytes: u64,
     /// 0 = LEVEL_A .. 4 = LEVEL_E, 255 = not given (as in the ABI).
@@ -111,6 +113,7 @@ impl Plan {
                         std::path::absolute(&path).unwrap_or(path)
                     })
                     .unwrap_or_default(),
+                backend: p.backend.value,
                 arguments: p.arguments.as_ref().map(|a| split_arguments(&a.value)).unwrap_or_default(),
                 memory_bytes: m.memory_bytes(p.id.value),
                 criticality: p.criticality.as_ref().map_or(255, |c| c.value as u32),

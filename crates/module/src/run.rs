@@ -3,6 +3,7 @@
 
 use crate::backend::cpu_guard;
 use crate::backend::interface::Backend;
+use crate::backend::kvm::KvmBackend;
 use crate::backend::pm_qos::LatencyRequest;
 use crate::backend::process::sched_broker::{BROKER_PRIORITY, PARTITION_RT_CEILING};
 use crate::backend::process::{Capabilities, ProcessBackend, ProcessOptions, probe_capabilities};
@@ -17,7 +18,7 @@ use crate::ports::udp::UdpLinks;
 use crate::run_state::{PartitionRun, RunState};
 use crate::scheduler::{Clock, run_core};
 use crate::signal_guard::SignalGuard;
-use partita_config::model::Module;
+use partita_config::model::{Backend as BackendKind, Module};
 use partita_trace::stream::SummaryBuilder;
 use partita_trace::summary::TraceSummary;
 use partita_trace::{CoreInfo, Event, PartitionInfo, StartupTimes};
@@ -162,7 +163,6 @@ impl Clock for RealClock {
 
 pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<RunReport, String> {
     let run_began_ns = rt::now_ns();
-    crate::backend::kvm::refuse(module)?;
     let plan = Plan::new(module);
     let hm = HmTables::new(module);
     let mut injections = Vec::new();
@@ -181,6 +181,15 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         eprintln!("partita: warning: {m}");
     }
     caps.require_if_strict().map_err(|e| e.to_string())?;
+    // Before anything is created: a kvm partition on a machine whose /dev/kvm is unusable is
+    // refused with its name and the reason.
+    let mut kvm = match plan.partitions.iter().find(|p| p.backend == BackendKind::Kvm) {
+        Some(p) => Some(
+            KvmBackend::new(caps.sched_fifo, PARTITION_RT_CEILING)
+                .map_err(|e| format!("partition {} \"{}\" asks for the kvm backend, but {e}", p.id, p.name))?,
+        ),
+        None => None,
+    };
     // Before anything is created: the CPUs are this run's alone and no real-time task holds them.
     let module_cpus: Vec<u32> = plan.cores.iter().map(|c| c.cpu).collect();
     let _cpu_locks = match cpu_guard::lock_cpus(Path::new(cpu_guard::LOCK_DIR), &module_cpus) {
@@ -221,7 +230,11 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     let mut runs = Vec::new();
     let mut launches = Vec::new();
     for (i, p) in plan.partitions.iter().enumerate() {
-        let prepared = backend.prepare(&plan, i)?;
+        // Each partition by the backend its pt:Backend names.
+        let prepared = match (p.backend, kvm.as_mut()) {
+            (BackendKind::Kvm, Some(kvm)) => kvm.prepare(&plan, i)?,
+            _ => backend.prepare(&plan, i)?,
+        };
         let mut control = SharedControl::create(&plan, i, epoch_ns).map_err(|e| format!("partition {}: control block: {e}", p.name))?;
         control.block().hm.process_level.store(hm.process_level_mask(), Ordering::Release);
         control.attach_ports(ports.next().unwrap_or_default());

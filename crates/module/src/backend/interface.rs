@@ -7,8 +7,8 @@
 //! (`control.rs`, `ports.rs`): every backend maps them into its partitions.
 //!
 //! The process backend (backend/process/) stops and releases a partition by freezing and
-//! thawing its cgroups (the default) or with signals (`PARTITA_GATE=signal`); a kvm backend
-//! would stop and release vCPU threads (docs/backends.md).
+//! thawing its cgroups (the default) or with signals (`PARTITA_GATE=signal`); the kvm backend
+//! (backend/kvm/) stops and releases vCPU threads (docs/backends.md, docs/kvm.md).
 //!
 //! A stop has two steps because completing it takes tens of microseconds here (the kernel must
 //! run each thread into its stop): `request_stop` returns once no thread of the partition

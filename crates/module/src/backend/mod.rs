@@ -4,6 +4,7 @@
 //!   the ports and the trace see of a partition, whatever backend runs it.
 //! - [`process`]: the `process` backend (a partition is a Linux process in its own cgroups
 //!   and namespaces).
+//! - [`kvm`]: the `kvm` backend (a partition is a KVM virtual machine inside the run).
 //! - Shared by every backend and by the module's own threads: [`rt`] (pinning, `SCHED_FIFO`,
 //!   clocks, futexes), [`rt_throttle`], [`pm_qos`], [`cpu_guard`],
 //!   [`guardian`] (cleans up after a killed run, the process backend's cgroups included) and
