@@ -195,6 +195,9 @@ impl<'a> Lifecycle<'a> {
         let Launch { partition, doorbell, .. } = &mut self.launches[i];
         let ctx = StartContext { control: &self.state.partitions[i].control, doorbell: doorbell.as_fd(), cancel: self.wake.as_fd() };
         let started = partition.start(ctx)?;
+        // The previous program's pipes, if still open (see `close_output`).
+        self.close_output(i, STDOUT);
+        self.close_output(i, STDERR);
         let (stdout, stderr) = (started.stdout.as_raw_fd(), started.stderr.as_raw_fd());
         set_nonblocking(stdout);
         set_nonblocking(stderr);
@@ -265,21 +268,36 @@ impl<'a> Lifecycle<'a> {
         let (file, out) = if kind == STDOUT { (&mut live.stdout, &mut live.out) } else { (&mut live.stderr, &mut live.err) };
         let Some(f) = file else { return };
         let mut buf = [0u8; 8192];
-        loop {
+        let ended = loop {
             match f.read(&mut buf) {
                 Ok(0) => {
                     let _ = out.finish(&mut self.console);
-                    // Closing the only descriptor of the pipe also removes it from the epoll set.
-                    *file = None;
-                    return;
+                    break true;
                 }
                 Ok(n) => {
                     let _ = out.feed(&buf[..n], &mut self.console);
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break false,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return,
+                Err(_) => break true,
             }
+        };
+        if ended {
+            self.close_output(i, kind);
+        }
+    }
+
+    /// Stops watching one of partition `i`'s output pipes, then closes it. Unwatched first:
+    /// closing our descriptor does not remove the pipe from the epoll set while another
+    /// descriptor of it is open, and one is whenever a partition program is between its clone
+    /// and its execve (it holds a copy of the module's descriptor table); its end of file would
+    /// then wake this thread at once, for ever (a busy loop at the lifecycle's priority that
+    /// held a CPU from the start of a run with a kvm partition, whose stderr pipe ends at once).
+    fn close_output(&mut self, i: usize, kind: u64) {
+        let live = &mut self.live[i];
+        let file = if kind == STDOUT { live.stdout.take() } else { live.stderr.take() };
+        if let Some(f) = file {
+            self.unwatch(f.as_raw_fd());
         }
     }
 
