@@ -266,7 +266,12 @@ fn check_run(dir: &Path, stdout: &str) -> u64 {
                 (it.next().unwrap(), it.next().unwrap())
             })
             .collect();
-        assert!(ran.len() as u64 + 2 >= frames, "{name} ran in only {} of {frames} frames:\n{log}", ran.len());
+        // From the frame of its first sample on (its start-up comes first, inside its windows):
+        // a sample in every frame but the last (cut by the end of the run).
+        let frame_ns = FRAME_MS as i64 * ms;
+        let first = ran.first().map_or(frames as i64, |&(s, _)| s.div_euclid(frame_ns));
+        assert!(first <= 10, "{name} ran first in frame {first}:\n{log}");
+        assert!(ran.len() as u64 + 1 >= frames - first as u64, "{name} ran in only {} of the {} frames from {first} on:\n{log}", ran.len(), frames - first as u64);
         for (s, e) in ran {
             let frame = s.div_euclid(FRAME_MS as i64 * ms) * FRAME_MS as i64 * ms;
             assert!(s >= frame + from * ms && e <= frame + to * ms, "{name} ran during [{s}, {e}], outside its window");
@@ -305,10 +310,12 @@ fn sigterm_ends_a_run_with_a_kvm_partition_and_leaves_nothing() {
     let config = module(dir.path(), &guest(dir.path()), &build("timecheck", dir.path()));
     let _machine = machine::machine_lock();
     let child = spawn(&config, dir.path(), &["--duration", "60s"]);
-    let log = dir.path().join("logs/Guest.log");
+    // Ended once every partition runs: the guest has printed, the process partitions have
+    // reported a few windows.
+    let read = |name: &str| std::fs::read_to_string(dir.path().join(format!("logs/{name}.log"))).unwrap_or_default();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_to_string(&log).is_ok_and(|l| l.contains("spin guest started")) {
-        assert!(Instant::now() < deadline, "the guest printed nothing within 30 s");
+    while !(read("Guest").contains("spin guest started") && ["TA", "TC"].iter().all(|n| read(n).matches("ran ").count() >= 3)) {
+        assert!(Instant::now() < deadline, "not every partition ran within 30 s");
         std::thread::sleep(Duration::from_millis(20));
     }
     // SAFETY: kill(2) on the pid of our own child.
@@ -406,7 +413,8 @@ fn a_kvm_partition_that_ends_is_restarted_in_place_without_leaks() {
     let (status, stdout, stderr) = finish(child);
     assert!(status.is_some(), "partita run was killed\n{stdout}\n{stderr}");
     assert!(most_threads <= 1, "{most_threads} vCPU threads at once for a one-vCPU partition");
-    assert_eq!(floors[0], floors[1], "descriptors of partita run around the 10th and the 55th restart");
+    // Not more later (fewer is fine: the process partitions' start-up holds a few early on).
+    assert!(floors[1] <= floors[0], "descriptors of partita run: {} around the 10th restart, {} around the 55th", floors[0], floors[1]);
     let events = partita_trace::read_trace(std::io::BufReader::new(std::fs::File::open(dir.path().join("run.trace")).unwrap())).unwrap();
     let restarts =
         events.iter().filter(|e| matches!(e, Event::PartitionRestart { partition: 1, mode, .. } if mode == "COLD_START")).count();
