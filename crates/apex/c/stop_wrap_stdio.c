@@ -6,6 +6,9 @@
  * putc, fputc, fwrite, fflush, fgets, fread, getc, fgetc, fopen, fclose. Every other C library
  * function is covered by the re-send timer of stop_guard.c (the request takes effect at the first
  * re-send that finds the thread outside the C runtime). */
+/* Without glibc's inline bodies of vprintf and putchar (bits/stdio.h, used when optimizing):
+ * this file defines those names itself. */
+#define __NO_INLINE__ 1
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
