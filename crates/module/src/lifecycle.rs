@@ -95,6 +95,8 @@ const WAKE: u64 = u64::MAX;
 /// How often pending events are moved to the trace when nothing else wakes the thread: rare,
 /// because each wake-up preempts a partition (the queues hold seconds of events).
 const DRAIN_MS: i32 = 100;
+/// The longest the end of the run waits for one partition's threads to die.
+pub const SHUTDOWN_KILL_WAIT: Duration = Duration::from_secs(2);
 
 pub struct Lifecycle<'a> {
     state: &'a RunState,
@@ -623,7 +625,7 @@ impl<'a> Lifecycle<'a> {
             l.partition.kill_now();
         }
         for i in 0..self.live.len() {
-            self.launches[i].partition.kill_all(Duration::from_secs(2));
+            self.launches[i].partition.kill_all(SHUTDOWN_KILL_WAIT);
             self.kill(i);
         }
         self.drain();

@@ -399,7 +399,13 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
             }
             let give_up_at = stop_seen.unwrap_or(i64::MAX).min(planned_end).saturating_add(STUCK_NS);
             if rt::now_ns() >= give_up_at {
-                end_stuck_run(&state, &throttle);
+                let cores = cores.len() as u32;
+                let stuck = cores - state.cores_done.load(Ordering::Acquire).min(cores);
+                let what = format!(
+                    "{stuck} of {cores} scheduler threads are still blocked in the kernel {} s after the planned end",
+                    STUCK_NS / 1_000_000_000
+                );
+                end_stuck_run(&state, &throttle, &what);
             }
             std::thread::sleep(Duration::from_millis(20));
             if rt::now_ns() - last_tick >= 1_000_000_000 {
@@ -422,6 +428,19 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         let one: u64 = 1;
         // SAFETY: writing the 8-byte counter to our eventfd.
         unsafe { libc::write(std::os::fd::AsRawFd::as_raw_fd(&wake), (&one as *const u64).cast(), 8) };
+        // The lifecycle thread ends the partitions and the run; one that does not end (a busy
+        // loop at its priority, a kernel call that never returns) must not keep the run from
+        // ending either. Its budget: the stuck margin plus what its clean-up may wait for
+        // each partition's threads to die (`Lifecycle::shutdown`).
+        let budget = STUCK_NS.saturating_add(SHUTDOWN_WAIT_NS.saturating_mul(state.partitions.len() as i64));
+        let give_up_at = rt::now_ns().saturating_add(budget);
+        while !lc.is_finished() {
+            if rt::now_ns() >= give_up_at {
+                let what = format!("the lifecycle thread has not ended {} s after the last core stopped", budget / 1_000_000_000);
+                end_stuck_run(&state, &throttle, &what);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
         lc.join().expect("lifecycle thread")
     });
     let frames = state.frames.load(Ordering::Acquire);
@@ -462,6 +481,10 @@ const SUMMARY_LIST_LIMIT: usize = 100;
 /// all finished is declared stuck: ample for the last stops (0.5 s) and the clean-up.
 const STUCK_NS: i64 = 3_000_000_000;
 
+/// The longest the lifecycle's clean-up waits for one partition's threads to die
+/// (`Lifecycle::shutdown`'s `kill_all` timeout).
+const SHUTDOWN_WAIT_NS: i64 = crate::lifecycle::SHUTDOWN_KILL_WAIT.as_nanos() as i64;
+
 /// Exit status of a run that had to be abandoned because a core stayed stuck in the kernel.
 pub const EXIT_STUCK: i32 = 3;
 
@@ -483,13 +506,8 @@ fn planned_end_ns(state: &RunState) -> i64 {
 /// `partita run` must. Every partition thread is moved to the normal policy and killed without
 /// any cgroup write (those are what is stuck), real-time throttling is restored, and the
 /// process exits with [`EXIT_STUCK`]. The cgroups left behind are removed by the next run.
-fn end_stuck_run(state: &RunState, throttle: &std::sync::Mutex<Option<RtThrottle>>) -> ! {
-    let cores = state.plan.cores.len() as u32;
-    let stuck = cores - state.cores_done.load(Ordering::Acquire).min(cores);
-    eprintln!(
-        "partita: error: the run did not end: {stuck} of {cores} scheduler threads are still blocked in the kernel {} s after the planned end; killing every partition and exiting with status {EXIT_STUCK}",
-        STUCK_NS / 1_000_000_000
-    );
+fn end_stuck_run(state: &RunState, throttle: &std::sync::Mutex<Option<RtThrottle>>, what: &str) -> ! {
+    eprintln!("partita: error: the run did not end: {what}; killing every partition and exiting with status {EXIT_STUCK}");
     for (i, run) in state.partitions.iter().enumerate() {
         if let Err(e) = run.gate.kill_threads() {
             eprintln!("partita: cannot kill partition {}: {e}", state.plan.partitions[i].name);
