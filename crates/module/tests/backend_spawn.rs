@@ -439,3 +439,38 @@ fn a_spawner_starts_programs_on_the_module_memory_until_execve() {
     assert_eq!(read_all(stdout).trim(), "after");
     assert_eq!(process.wait().unwrap(), ExitStatus::Exited(0));
 }
+
+/// A child waiting for its first window holds none of the module's other descriptors, only the
+/// program's, its status and gate pipes and its seccomp listener: copies would keep another
+/// partition's pipes open while it waits, so the module would see no end of file there.
+#[test]
+fn a_waiting_child_holds_none_of_the_module_descriptors() {
+    let Some(run) = privileged("a_waiting_child_holds_none_of_the_module_descriptors") else { return };
+    let cg = run.partition("fd-spawn", None).unwrap();
+    let spawner = backend::Spawner::new(&cg, &[0], None).unwrap();
+    let (ctl, bell) = shared_fds();
+    // Another partition's output pipe, as the module holds it.
+    let mut ends = [0; 2];
+    // SAFETY: `ends` has room for the two descriptors.
+    assert_eq!(unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: both were just created and are owned by nobody else.
+    let other = unsafe { [OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])] };
+    let pipe = std::fs::read_link(format!("/proc/self/fd/{}", ends[0])).unwrap();
+    for (how, spawner) in [("spawner thread", Some(&spawner)), ("fork-like clone", None)] {
+        let mut spec = sh("exit 0", &ctl, &bell, Some(&cg));
+        spec.spawner = spawner;
+        let Spawned { mut process, start, .. } = backend::spawn(&spec).unwrap();
+        assert_eq!(start, StartState::Frozen);
+        let held: Vec<PathBuf> = std::fs::read_dir(format!("/proc/{}/fd", process.pid()))
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read_link(e.path()).ok())
+            .collect();
+        assert!(!held.contains(&pipe), "{how}: the waiting child holds another partition's pipe: {held:?}");
+        // 0-4 (null, stdout, stderr, control, doorbell), status, gate, seccomp listener.
+        assert!(held.len() <= 8, "{how}: the waiting child holds {} descriptors: {held:?}", held.len());
+        cg.thaw().unwrap();
+        assert_eq!(process.wait().unwrap(), ExitStatus::Exited(0));
+    }
+    drop(other);
+}

@@ -475,6 +475,49 @@ fn report(ctx: &ChildCtx, stage: Stage, errno: i32) {
 /// [`super::sched_broker`], within the partitions' ceiling.
 ///
 /// # Safety
+/// The most descriptors [`close_all_but_own`] keeps above the program's; with more it closes
+/// nothing (they all close at execve anyway).
+const KEEP_MAX: usize = 64;
+
+/// In the child, once its program's descriptors are in place: closes every descriptor but the
+/// program's (0..n), the inherited ones, the status and gate pipes and the program (the seccomp
+/// listener comes after). Raw system calls on a stack array only.
+///
+/// # Safety
+/// Called in the child between `clone` and `execve`, when no other thread uses its descriptor table.
+unsafe fn close_all_but_own(ctx: &ChildCtx) {
+    let first = ctx.fds.len() as RawFd;
+    let mut keep = [0 as RawFd; KEEP_MAX];
+    let mut n = 0;
+    for fd in ctx.inherited.iter().copied().chain([ctx.status, ctx.gate, ctx.program_fd]) {
+        if fd < first {
+            continue;
+        }
+        if n == KEEP_MAX {
+            return;
+        }
+        // Insertion in order.
+        let mut k = n;
+        while k > 0 && keep[k - 1] > fd {
+            keep[k] = keep[k - 1];
+            k -= 1;
+        }
+        keep[k] = fd;
+        n += 1;
+    }
+    let mut next = first as u32;
+    for &fd in &keep[..n] {
+        let fd = fd as u32;
+        if fd > next {
+            // SAFETY: closes descriptors of this child only (its table is its own since clone).
+            unsafe { libc::syscall(libc::SYS_close_range, next, fd - 1, 0u32) };
+        }
+        next = next.max(fd + 1);
+    }
+    // SAFETY: as above. Without close_range (before Linux 5.9) they stay, close-on-exec.
+    unsafe { libc::syscall(libc::SYS_close_range, next, u32::MAX, 0u32) };
+}
+
 /// Called in the child between `clone` and `execve` (raw system calls only).
 unsafe fn confine(ctx: &ChildCtx) {
     // SAFETY: plain mount/prctl system calls on static C strings.
@@ -583,6 +626,10 @@ fn child_main(ctx: &ChildCtx) -> ! {
         if let Some(c) = &ctx.confine {
             super::spawn_confine::become_partition(ctx, c);
         }
+        // The child is about to wait for its first window, which may be a major frame away:
+        // it keeps only what it still needs, not copies of the module's other descriptors
+        // (they would keep other partitions' pipes open meanwhile: lifecycle.rs, `close_output`).
+        close_all_but_own(ctx);
         // The filter goes in before the gate (nothing the child does from here on is filtered
         // out) so that the module can take its listener (close-on-exec: the program never
         // holds it) with pidfd_getfd while the child waits; "ready" carries its number.
