@@ -38,12 +38,14 @@ pub fn bench(args: BenchArgs) -> ExitCode {
     let backend = match args.backend.as_deref().map(|b| (b, Backend::parse(b))) {
         None => None,
         Some((_, Some(Backend::Kvm))) => {
-            eprintln!("partita: the kvm backend does not exist yet (design.md §1 plans it); use --backend process or --backend native");
+            eprintln!(
+                "partita: the bench has no kvm experiments yet (kvm partitions run under partita run: docs/kvm.md); use --backend process or --backend native"
+            );
             return exit::usage();
         }
         Some((_, Some(b))) => Some(b),
         Some((b, None)) => {
-            eprintln!("partita: unknown backend {b:?} (native, process; kvm is planned)");
+            eprintln!("partita: unknown backend {b:?} (native, process; kvm is not in the bench yet)");
             return exit::usage();
         }
     };

@@ -36,6 +36,25 @@ struct CheckReport<'a> {
     module: Option<ModuleSummary>,
     /// The health monitor's decision for every partition, system state and error code.
     health_monitor: Vec<DecisionRow>,
+    /// What this host lacks for the module (a kvm partition without a usable /dev/kvm): the
+    /// configuration is valid, but `partita run` would refuse it here. Left out when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    host_warnings: Vec<String>,
+}
+
+/// What this host lacks for `summary`'s partitions: one line per kvm partition when /dev/kvm
+/// is unusable here (the reason is the one `partita run` would refuse it with).
+fn host_warnings(summary: Option<&ModuleSummary>) -> Vec<String> {
+    let kvm: Vec<String> = summary
+        .map(|s| s.partitions.iter().filter(|p| p.backend == Backend::Kvm).map(|p| format!("partition {} \"{}\"", p.id, p.name)).collect())
+        .unwrap_or_default();
+    if kvm.is_empty() {
+        return Vec::new();
+    }
+    match partita_module::backend::kvm::open_kvm() {
+        Ok(_) => Vec::new(),
+        Err(e) => kvm.into_iter().map(|p| format!("{p} asks for the kvm backend, but {e}: partita run refuses it on this host")).collect(),
+    }
 }
 
 pub fn run(path: &Path, json: bool) -> ExitCode {
@@ -47,6 +66,7 @@ pub fn run(path: &Path, json: bool) -> ExitCode {
     let valid = checked.is_valid();
     let summary = checked.module.as_ref().map(analysis::summarize);
     let hm = checked.module.as_ref().map(decision_table).unwrap_or_default();
+    let host = host_warnings(summary.as_ref());
     if json {
         let report = CheckReport {
             schema: "partita-check/1",
@@ -57,10 +77,14 @@ pub fn run(path: &Path, json: bool) -> ExitCode {
             diagnostics: &checked.diagnostics,
             module: summary,
             health_monitor: hm,
+            host_warnings: host,
         };
         println!("{}", serde_json::to_string_pretty(&report).expect("serializable"));
     } else {
         print_diagnostics(&file, &checked.diagnostics);
+        for w in &host {
+            eprintln!("{file}: warning: {w}");
+        }
         let verdict = if valid { "valid" } else { "INVALID" };
         println!("{file}: {verdict} ({} errors, {} warnings)", checked.errors().count(), checked.warnings().count());
         if let Some(s) = &summary {

@@ -4,6 +4,7 @@ mod bench;
 mod check;
 mod demo;
 mod gantt;
+mod guest_cc;
 mod report;
 mod run;
 mod schedule;
@@ -111,11 +112,11 @@ enum Command {
     /// `partita bench EXP... | all`. Results go to an SQLite store; a progress bar on stderr.
     ///
     /// Exit status: 0 all ran, 1 an experiment failed (the others still ran), 2 usage (unknown
-    /// experiment, the kvm backend, which does not exist yet).
+    /// experiment, the kvm backend, which has no bench experiments yet).
     Bench {
         /// Experiments to run (`list` to show them, `all` for every one).
         experiments: Vec<String>,
-        /// native (the baseline without Partita), process (partitions as processes), kvm (not yet).
+        /// native (the baseline without Partita), process (partitions as processes), kvm (not in the bench yet).
         #[arg(long)]
         backend: Option<String>,
         /// Fewer points and shorter runs: each experiment within about a minute.
@@ -143,6 +144,17 @@ enum Command {
         db: PathBuf,
         #[arg(short, long, value_name = "report.html")]
         output: PathBuf,
+    },
+    /// Builds the guest image of a kvm partition: `partita guest-cc SRC.c... -o OUT.elf
+    /// [CFLAGS...]` with `$CC` (else gcc), freestanding, with the guest start-up code and console
+    /// helper (docs/kvm.md), and checks it as `partita run` would load it.
+    ///
+    /// Exit status: 0 built, 1 the compiler failed or the image would be refused, 2 usage or no
+    /// compiler.
+    GuestCc {
+        /// Sources (.c, .S, .s), `-o OUT.elf`, and compiler flags, in any order.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
     },
     /// Runs a bench workload as a partition program (used by the bench's configurations).
     #[command(hide = true)]
@@ -191,6 +203,7 @@ fn main() -> ExitCode {
             bench::bench(bench::BenchArgs { experiments, backend, quick, json, db, workload_cmd, duration })
         }
         Command::Report { db, output } => report::run(&db, &output),
+        Command::GuestCc { args } => guest_cc::run(&args),
         Command::BenchPartition { workload, args } => bench::partition(&workload, &args),
         Command::Guardian { module_pid } => run::guardian_main(&module_pid),
     }

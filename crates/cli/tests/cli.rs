@@ -272,3 +272,40 @@ fn check_shows_the_health_monitor_decisions_and_warns_about_initialization_only_
     let rows = doc["health_monitor"].as_array().unwrap();
     assert!(rows.iter().any(|r| r["state"] == 1 && r["code"] == "MEMORY_VIOLATION" && r["action_from"]["line"] == 10));
 }
+
+/// `partita guest-cc` builds a guest image from a C source with the guest runtime compiled into
+/// the binary (run from outside the source tree), and refuses, with the reason, a source that
+/// does not compile, an image that `partita run` would refuse, and a compiler that is not there.
+#[test]
+fn guest_cc_builds_an_image_and_refuses_what_would_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("spin.elf");
+    let src = workspace().join("guest/examples/spin.c");
+    let cc = |args: &[&std::ffi::OsStr]| {
+        Command::new(assert_cmd::cargo::cargo_bin!("partita")).current_dir(dir.path()).arg("guest-cc").args(args).assert()
+    };
+    let a = cc(&[src.as_os_str(), "-o".as_ref(), out.as_os_str(), "-DSPIN_CLI".as_ref()]).code(0);
+    assert!(stdout(&a).contains("entry 0x100000"), "{}", stdout(&a));
+    let image = std::fs::read(&out).unwrap();
+    assert_eq!(&image[..5], b"\x7fELF\x02", "a 64-bit ELF image");
+    // A compile error: the compiler's own message, exit 1.
+    let bad = dir.path().join("bad.c");
+    std::fs::write(&bad, "int main(void) { return undefined_name; }\n").unwrap();
+    let a = cc(&[bad.as_os_str(), "-o".as_ref(), dir.path().join("bad.elf").as_os_str()]).code(1);
+    assert!(stderr(&a).contains("undefined_name"), "{}", stderr(&a));
+    // Links, but its memory would not fit a guest's RAM: refused by the run's loader, exit 1.
+    let big = dir.path().join("big.c");
+    std::fs::write(&big, "static volatile char ram[3UL << 29];\nint main(void) { ram[0] = 1; return ram[1]; }\n").unwrap();
+    let a = cc(&[big.as_os_str(), "-o".as_ref(), dir.path().join("big.elf").as_os_str()]).code(1);
+    assert!(stderr(&a).contains("guest image"), "{}", stderr(&a));
+    // No compiler: exit 2, naming it.
+    let a = Command::new(assert_cmd::cargo::cargo_bin!("partita"))
+        .env("CC", "/nonexistent/cc")
+        .args(["guest-cc".as_ref(), src.as_os_str(), "-o".as_ref(), dir.path().join("x.elf").as_os_str()])
+        .assert()
+        .code(2);
+    assert!(stderr(&a).contains("/nonexistent/cc"), "{}", stderr(&a));
+    // Usage: no output named.
+    let a = cc(&[src.as_os_str()]).code(2);
+    assert!(stderr(&a).contains("usage: partita guest-cc"), "{}", stderr(&a));
+}

@@ -1,5 +1,5 @@
 //! kvm partitions (issue 12, deliver 2) under `partita run`, beside process partitions in one
-//! two-core module: the guest image (guest/examples/spin.c, built with guest/build.sh) runs as
+//! two-core module: the guest image (guest/examples/spin.c, built with `partita guest-cc`) runs as
 //! a KVM virtual machine created by the run, prints to its log, and runs only in its windows,
 //! spinning with interrupts off; the process partitions keep theirs; the run ends on
 //! --duration and on SIGTERM and leaves nothing behind; a malformed image is refused by name.
@@ -37,16 +37,17 @@ fn guest(dir: &Path) -> PathBuf {
     build_guest(dir, "spin", &["-DSPIN_CLI"])
 }
 
-/// Builds guest/examples/NAME.c into `dir/NAME.elf` with guest/build.sh.
+/// Builds guest/examples/NAME.c into `dir/NAME.elf` with `partita guest-cc`.
 fn build_guest(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
     let out = dir.join(format!("{name}.elf"));
-    let status = Command::new("bash")
-        .arg(workspace().join("guest/build.sh"))
-        .arg(&out)
+    let status = Command::new(assert_cmd::cargo::cargo_bin!("partita"))
+        .arg("guest-cc")
         .arg(workspace().join(format!("guest/examples/{name}.c")))
+        .arg("-o")
+        .arg(&out)
         .args(flags)
         .status()
-        .expect("running guest/build.sh");
+        .expect("running partita guest-cc");
     assert!(status.success(), "building the {name} guest");
     out
 }
@@ -271,7 +272,12 @@ fn check_run(dir: &Path, stdout: &str) -> u64 {
         let frame_ns = FRAME_MS as i64 * ms;
         let first = ran.first().map_or(frames as i64, |&(s, _)| s.div_euclid(frame_ns));
         assert!(first <= 10, "{name} ran first in frame {first}:\n{log}");
-        assert!(ran.len() as u64 + 1 >= frames - first as u64, "{name} ran in only {} of the {} frames from {first} on:\n{log}", ran.len(), frames - first as u64);
+        assert!(
+            ran.len() as u64 + 1 >= frames - first as u64,
+            "{name} ran in only {} of the {} frames from {first} on:\n{log}",
+            ran.len(),
+            frames - first as u64
+        );
         for (s, e) in ran {
             let frame = s.div_euclid(FRAME_MS as i64 * ms) * FRAME_MS as i64 * ms;
             assert!(s >= frame + from * ms && e <= frame + to * ms, "{name} ran during [{s}, {e}], outside its window");
@@ -428,5 +434,32 @@ fn a_kvm_partition_that_ends_is_restarted_in_place_without_leaks() {
     assert!(stdout.contains("exited with status 3"), "{stdout}");
     let summary = summarize(&events);
     assert!(summary.check.ok, "{summary}");
+    assert_eq!(leftovers(&config), Vec::<String>::new());
+}
+
+/// Where /dev/kvm is unusable (here /dev/null bound over it in a private mount namespace),
+/// `partita check` accepts the file but warns by partition, and `partita run` refuses by
+/// partition, with the reason, before it creates anything.
+#[test]
+fn without_a_usable_dev_kvm_check_warns_and_run_refuses() {
+    if !capable() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = module(dir.path(), &guest(dir.path()), Path::new("/bin/true"));
+    let bin = assert_cmd::cargo::cargo_bin!("partita");
+    let script = format!(
+        "mount --bind /dev/null /dev/kvm || exit 99; {bin} check {config}; echo check=$?; {bin} run {config} --duration 1s; echo run=$?",
+        bin = bin.display(),
+        config = config.display()
+    );
+    let _machine = machine::machine_lock();
+    let out = Command::new("unshare").args(["--mount", "--propagation", "private", "sh", "-c", &script]).output().expect("unshare");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let reason = "partition 1 \"Guest\" asks for the kvm backend, but /dev/kvm is unusable";
+    assert!(stdout.contains("check=0"), "the file is valid\n{stdout}\n{stderr}");
+    assert!(stderr.contains(&format!("warning: {reason}")), "check warns by partition\n{stderr}");
+    assert!(stdout.contains("run=") && !stdout.contains("run=0"), "run refuses\n{stdout}\n{stderr}");
+    assert_eq!(stderr.matches(reason).count(), 2, "check's warning and run's refusal\n{stderr}");
     assert_eq!(leftovers(&config), Vec::<String>::new());
 }

@@ -365,7 +365,8 @@ impl Gate for SigStopGate {
 impl Drop for SigStopGate {
     fn drop(&mut self) {
         let p = libc::sched_param { sched_priority: 0 };
-        // SAFETY: our unreaped child; back at SCHED_OTHER before it is killed (common.md).
+        // SAFETY: our unreaped child; back at SCHED_OTHER before it is killed (a real-time
+        // task in the kernel's exit path can hold its CPU: rt::demote_threads).
         unsafe { libc::sched_setscheduler(self.pid(), libc::SCHED_OTHER, &p) };
         let _ = self.child.kill();
         let _ = self.child.wait();

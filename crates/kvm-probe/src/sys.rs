@@ -72,7 +72,8 @@ pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
 
 /// The calling thread at SCHED_FIFO `priority` until dropped, then SCHED_OTHER again, so that the
 /// controller is not delayed by the churn sharing its CPU and no real-time thread outlives a trial
-/// (common.md's kernel hazard). Without the privilege the thread stays as it is.
+/// (a real-time thread in the kernel's exit path can hold its CPU, see rt::demote_threads).
+/// Without the privilege the thread stays as it is.
 pub struct Fifo {
     raised: bool,
     /// Not Send: the policy must be reset on the thread that raised itself.

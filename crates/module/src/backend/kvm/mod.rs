@@ -31,6 +31,11 @@ pub const STACK_MIN: u64 = 64 << 10;
 /// Opens /dev/kvm and checks what the backend relies on; the error says why it is unusable.
 pub fn open_kvm() -> Result<kvm_ioctls::Kvm, String> {
     let kvm = kvm_ioctls::Kvm::new().map_err(|e| format!("/dev/kvm is unusable: {e}"))?;
+    // Anything else opened at that path (a device that is not KVM) fails here.
+    let version = kvm.get_api_version();
+    if version != kvm_bindings::KVM_API_VERSION as i32 {
+        return Err(format!("/dev/kvm is unusable: it answered KVM_GET_API_VERSION with {version}, not {}", kvm_bindings::KVM_API_VERSION));
+    }
     if !kvm.check_extension(kvm_ioctls::Cap::ImmediateExit) {
         return Err("/dev/kvm lacks KVM_CAP_IMMEDIATE_EXIT, which the kvm gate needs".into());
     }

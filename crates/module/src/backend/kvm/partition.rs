@@ -339,7 +339,8 @@ impl VcpuThread {
             None
         };
         vcpu::disarm_kick();
-        // Back at the normal policy before the thread ends (common.md: the kernel hazard).
+        // Back at the normal policy before the thread ends (a real-time thread in the kernel's
+        // exit path can hold its CPU: rt::demote_threads).
         let _ = rt::set_current_normal();
         self.ctl.thread_ended();
         if let Some(end) = end {
