@@ -33,7 +33,7 @@ fn the_kvm_backend_and_unknown_experiments_are_refused_with_status_2() {
     let db = dir.path().join("r.db");
     let out = partita().args(["bench", "pcs", "--backend", "kvm", "--db"]).arg(&db).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("kvm backend does not exist"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the bench has no kvm experiments yet"));
     let out = partita().args(["bench", "nosuch", "--db"]).arg(&db).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no experiment \"nosuch\""));
