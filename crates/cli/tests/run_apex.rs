@@ -8,7 +8,7 @@ mod partitions;
 
 use partita_trace::Event;
 use partita_trace::summary::summarize;
-use partitions::{build, privileged, run, single_partition_module};
+use partitions::{build, privileged, ran_intervals, run, single_partition_module};
 
 /// A partition's name, core and windows ((start, end) in ms of the 40 ms major frame).
 type PartitionWindows = (&'static str, u32, &'static [(u32, u32)]);
@@ -54,14 +54,7 @@ fn partitions_own_clock_samples_fall_only_inside_their_windows() {
     let ms = 1_000_000i64;
     for (name, _, windows) in WINDOWS {
         let log = std::fs::read_to_string(dir.path().join(format!("logs/{name}.log"))).unwrap();
-        let intervals: Vec<(i64, i64)> = log
-            .lines()
-            .filter_map(|l| l.strip_prefix("ran "))
-            .map(|l| {
-                let mut it = l.split_whitespace().map(|v| v.parse::<i64>().unwrap());
-                (it.next().unwrap(), it.next().unwrap())
-            })
-            .collect();
+        let intervals = ran_intervals(&log);
         assert!(intervals.len() as u32 >= frames / 2, "{name} ran in only {} intervals:\n{log}", intervals.len());
         for &(start, end) in &intervals {
             let frame = start.div_euclid(40 * ms);

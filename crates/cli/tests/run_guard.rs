@@ -11,7 +11,7 @@ mod partitions;
 
 use partita_trace::summary::summarize;
 use partita_trace::{Event, read_trace};
-use partitions::{build, privileged};
+use partitions::{build, privileged, ran_intervals};
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -229,17 +229,6 @@ fn assert_ceiling_held(stdout: &str, stderr: &str) {
     ] {
         assert!(stdout.lines().any(|l| l == expected), "{expected:?} not in:\n{stdout}\nstderr:\n{stderr}");
     }
-}
-
-/// `(start, end)` of each interval in which timecheck ran (its log).
-fn ran_intervals(log: &str) -> Vec<(i64, i64)> {
-    log.lines()
-        .filter_map(|l| l.strip_prefix("ran "))
-        .map(|l| {
-            let mut it = l.split_whitespace().map(|v| v.parse::<i64>().unwrap());
-            (it.next().unwrap(), it.next().unwrap())
-        })
-        .collect()
 }
 
 #[test]

@@ -12,7 +12,7 @@ mod partitions;
 
 use partita_trace::Event;
 use partita_trace::summary::summarize;
-use partitions::{Checked, build, privileged, run_checked, run_checked_env};
+use partitions::{Checked, build, privileged, ran_intervals, run_checked, run_checked_env};
 use std::path::Path;
 use std::time::Duration;
 
@@ -166,14 +166,7 @@ fn assert_others_untouched(dir: &Path, c: &Checked) {
 
 /// The intervals partition `name` printed ("ran START END" lines of its log, ns since the epoch).
 fn ran(dir: &Path, name: &str) -> Vec<(i64, i64)> {
-    let log = std::fs::read_to_string(dir.join(format!("logs/{name}.log"))).unwrap();
-    log.lines()
-        .filter_map(|l| l.strip_prefix("ran "))
-        .map(|l| {
-            let mut it = l.split_whitespace().map(|v| v.parse::<i64>().unwrap());
-            (it.next().unwrap(), it.next().unwrap())
-        })
-        .collect()
+    ran_intervals(&std::fs::read_to_string(dir.join(format!("logs/{name}.log"))).unwrap())
 }
 
 /// Every interval lies inside the window [a, b) ms of its major frame.

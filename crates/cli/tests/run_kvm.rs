@@ -18,7 +18,7 @@ mod partitions;
 
 use partita_trace::Event;
 use partita_trace::summary::summarize;
-use partitions::{build, workspace};
+use partitions::{build, ran_intervals, workspace};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -259,14 +259,7 @@ fn check_run(dir: &Path, stdout: &str) -> u64 {
     let ms = 1_000_000i64;
     for (name, from, to) in [("TA", 10, 20), ("TC", 2, 18)] {
         let log = std::fs::read_to_string(dir.join(format!("logs/{name}.log"))).unwrap();
-        let ran: Vec<(i64, i64)> = log
-            .lines()
-            .filter_map(|l| l.strip_prefix("ran "))
-            .map(|l| {
-                let mut it = l.split_whitespace().map(|v| v.parse::<i64>().unwrap());
-                (it.next().unwrap(), it.next().unwrap())
-            })
-            .collect();
+        let ran = ran_intervals(&log);
         // From the frame of its first sample on (its start-up comes first, inside its windows):
         // a sample in every frame but the last (cut by the end of the run).
         let frame_ns = FRAME_MS as i64 * ms;

@@ -6,6 +6,18 @@ use assert_cmd::Command;
 use partita_trace::{Event, read_trace};
 use std::path::{Path, PathBuf};
 
+/// `(start, end)` of each interval a timecheck-like partition printed in its log ("ran START END"
+/// lines, ns since the module epoch).
+pub fn ran_intervals(log: &str) -> Vec<(i64, i64)> {
+    log.lines()
+        .filter_map(|l| l.strip_prefix("ran "))
+        .map(|l| {
+            let mut it = l.split_whitespace().map(|v| v.parse::<i64>().unwrap());
+            (it.next().unwrap(), it.next().unwrap())
+        })
+        .collect()
+}
+
 /// Whether this test may run a module here (partita_testkit decides for every test).
 pub fn privileged() -> bool {
     partita_testkit::require_root()
