@@ -319,13 +319,12 @@ fn sigterm_ends_a_run_with_a_kvm_partition_and_leaves_nothing() {
     }
     // SAFETY: kill(2) on the pid of our own child.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
-    let started = Instant::now();
     let (status, stdout, stderr) = finish(child);
-    // Far below the 60 s the run would last.
-    assert!(started.elapsed() < Duration::from_secs(30), "partita run took {:?} to end after SIGTERM", started.elapsed());
     assert!(status.is_some(), "partita run was killed\n{stdout}\n{stderr}");
     assert!(stdout.contains("interrupted"), "{stdout}\n{stderr}");
-    check_run(dir.path(), &stdout);
+    // Ended by the signal, long before the frames of its 60 s.
+    let frames = check_run(dir.path(), &stdout);
+    assert!(frames < 60_000 / FRAME_MS, "{frames} frames: the run went on after SIGTERM");
     assert_eq!(leftovers(&config), Vec::<String>::new());
 }
 
