@@ -283,7 +283,15 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     let longest_frame = state.plan.schedules.iter().map(|s| s.major_frame_ns).max().unwrap_or(0);
     let summary = SummaryBuilder::streaming(longest_frame.saturating_mul(2), SUMMARY_LIST_LIMIT);
     let sink = EventSink { file: trace_file, summary };
-    let mut lifecycle = Lifecycle::new(&state, launches, sink, Box::new(std::io::stdout()), hm, injections).map_err(|e| e.to_string())?;
+    let mut lifecycle = Lifecycle::new(
+        &state,
+        launches,
+        sink,
+        Box::new(crate::output::Console::new(std::io::stdout()).map_err(|e| e.to_string())?),
+        hm,
+        injections,
+    )
+    .map_err(|e| e.to_string())?;
     let failed: Vec<(usize, String)> = (0..state.partitions.len()).filter_map(|i| lifecycle.start(i).err().map(|r| (i, r))).collect();
     let started_ns = rt::now_ns();
     if let Err(e) = rt::lock_memory() {
