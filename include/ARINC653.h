@@ -154,7 +154,10 @@ typedef struct {
     PROCESS_ATTRIBUTE_TYPE ATTRIBUTES;
 } PROCESS_STATUS_TYPE;
 
-/* Multi-core (Part 1 supplement 4): cores are numbered 0 .. NUM_ASSIGNED_CORES - 1. */
+/* Multi-core (Part 1 supplement 4): cores are numbered 0 .. NUM_ASSIGNED_CORES - 1. A process
+ * without a core preference (CORE_AFFINITY_NO_PREFERENCE, the default) runs on any of the
+ * partition's cores when the partition's windows are the same on all of them, else on core 0
+ * (docs/scheduling.md, "Multi-core partitions"). LOCK_PREEMPTION holds the caller's core only. */
 typedef APEX_INTEGER PROCESSOR_CORE_ID_TYPE;
 #define CORE_AFFINITY_NO_PREFERENCE ((PROCESSOR_CORE_ID_TYPE)-1)
 
@@ -476,7 +479,9 @@ extern void RAISE_APPLICATION_ERROR(ERROR_CODE_TYPE ERROR_CODE, const void *MESS
  * stack above 64 MiB, INVALID_CONFIG when no process can be created.
  * GET_ERROR_STATUS: INVALID_CONFIG outside the error handler, NO_ACTION when no error waits.
  * CONFIGURE_ERROR_HANDLER: INVALID_CONFIG without handler or for a core outside the partition,
- * INVALID_MODE in NORMAL, INVALID_PARAM for an unknown concurrency control. */
+ * INVALID_MODE in NORMAL, INVALID_PARAM for an unknown concurrency control. PROCESSES_PAUSE
+ * (the default) pauses every other process of the partition, on every core, while the handler
+ * runs; PROCESSES_SCHEDULED lets those on other cores go on. */
 extern void CREATE_ERROR_HANDLER(SYSTEM_ADDRESS_TYPE ENTRY_POINT, STACK_SIZE_TYPE STACK_SIZE, RETURN_CODE_TYPE *RETURN_CODE);
 extern void GET_ERROR_STATUS(ERROR_STATUS_TYPE *ERROR_STATUS, RETURN_CODE_TYPE *RETURN_CODE);
 extern void CONFIGURE_ERROR_HANDLER(ERROR_HANDLER_CONCURRENCY_CONTROL_TYPE CONCURRENCY_CONTROL,

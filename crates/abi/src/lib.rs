@@ -46,7 +46,10 @@ pub const ENV_PARTITION: &str = "PARTITA_PARTITION";
 /// `STAGING T0 S0 T1 S1 ...`. STAGING is `cgroup.threads` of a cgroup that stays frozen;
 /// Ti is `cgroup.threads` of partition core i (index into `host_cpus`), Si the `tasks` of its
 /// v1 cpuset (-1 without). A thread moves to core i by: STAGING, then Si (or affinity), then
-/// Ti, so that it never runs outside core i's windows or on another CPU.
+/// Ti, so that it never runs outside core i's windows or on another CPU. When the partition's
+/// windows are the same on all its cores, a last pair `TA SA` follows: the cgroup (and v1
+/// cpuset) of threads that may run on any of the partition's CPUs, open only while all its
+/// cores are (processes without a core preference go there, through STAGING like any move).
 pub const ENV_THREAD_PLACEMENT: &str = "PARTITA_THREAD_PLACEMENT";
 
 pub const MAX_CORES: usize = 16;

@@ -316,3 +316,104 @@ fn a_partition_cannot_move_its_threads_to_another_cpu() {
     // EINVAL = 22: CPU 0 is outside the partition's cpuset; asking for every CPU leaves it on 1.
     assert_eq!(lines.get(..2), Some(&["other -1 errno 22 allowed 1 on 1", "all 0 errno 0 allowed 1 on 1"][..]), "{stdout}");
 }
+
+/// M runs on both cores with the same windows (0-10 ms of each 20 ms frame); A and B fill the
+/// rest. Its two workers have the same priority and no core preference.
+fn parallel_module(dir: &std::path::Path, args: &str) -> std::path::PathBuf {
+    let multi = build("parallel", dir);
+    let single = build("timecheck", dir);
+    let xml = format!(
+        r#"<ARINC_653_Module ModuleName="Parallel" xmlns:pt="urn:partita:1">
+  <pt:Cores Cpus="0-1"/>
+  <Partition PartitionIdentifier="1" PartitionName="M" pt:Executable="{multi}" pt:Arguments="{args}"/>
+  <Partition PartitionIdentifier="2" PartitionName="A" pt:Executable="{single}"/>
+  <Partition PartitionIdentifier="3" PartitionName="B" pt:Executable="{single}"/>
+  <Module_Schedule ScheduleIdentifier="1" ScheduleName="s" MajorFrameSeconds="0.02">
+    <Partition_Schedule PartitionIdentifier="1" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0" WindowDurationSeconds="0.01" pt:Core="0"/>
+      <Window_Schedule WindowIdentifier="2" WindowStartSeconds="0" WindowDurationSeconds="0.01" pt:Core="1"/>
+    </Partition_Schedule>
+    <Partition_Schedule PartitionIdentifier="2" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0.01" WindowDurationSeconds="0.01" pt:Core="0"/>
+    </Partition_Schedule>
+    <Partition_Schedule PartitionIdentifier="3" PeriodSeconds="0.02" PeriodDurationSeconds="0.01">
+      <Window_Schedule WindowIdentifier="1" WindowStartSeconds="0.01" WindowDurationSeconds="0.01" pt:Core="1"/>
+    </Partition_Schedule>
+  </Module_Schedule>
+</ARINC_653_Module>
+"#,
+        multi = multi.display(),
+        single = single.display()
+    );
+    let config = dir.join("module.xml");
+    std::fs::write(&config, xml).unwrap();
+    config
+}
+
+/// The intervals "PREFIX START END" of a log, in ns.
+fn intervals(log: &str, prefix: &str) -> Vec<(i64, i64)> {
+    log.lines()
+        .filter_map(|l| l.strip_prefix(prefix))
+        .map(|l| {
+            let mut it = l.split_whitespace().map(|v| v.parse::<i64>().unwrap());
+            (it.next().unwrap(), it.next().unwrap())
+        })
+        .collect()
+}
+
+/// Total time during which an interval of `a` and one of `b` both hold.
+fn overlap(a: &[(i64, i64)], b: &[(i64, i64)]) -> i64 {
+    a.iter().flat_map(|&(s, e)| b.iter().map(move |&(t, f)| (e.min(f) - s.max(t)).max(0))).sum()
+}
+
+/// Issue 11 item 5: processes without a core preference run in parallel on a multi-core
+/// partition's cores, each only in the partition's windows, and GET_PROCESS_STATUS shows the
+/// one running on the other core as RUNNING. On one core the second worker (same priority,
+/// FIFO) would never run while the first spins.
+#[test]
+fn processes_without_a_core_preference_run_in_parallel_on_the_partitions_cores() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = parallel_module(dir.path(), "");
+    let (stdout, events) = run(&config, 50);
+    let log = std::fs::read_to_string(dir.path().join("logs/M.log")).unwrap();
+    let w: Vec<Vec<(i64, i64)>> = (0..2).map(|k| intervals(&log, &format!("ran {k} "))).collect();
+    let ms = 1_000_000i64;
+    for (k, ran) in w.iter().enumerate() {
+        assert!(ran.len() >= 20, "worker {k} ran in only {} intervals:\n{log}\n{stdout}", ran.len());
+        for &(start, end) in ran {
+            let frame = start.div_euclid(20 * ms);
+            assert!(end <= frame * 20 * ms + 10 * ms, "worker {k} ran during [{start}, {end}] ns, outside M's window of frame {frame}");
+        }
+    }
+    // In parallel: together the workers ran at the same time for most of M's 50 x 10 ms.
+    let both = overlap(&w[0], &w[1]);
+    assert!(both > 250 * ms, "the workers ran at the same time for only {} ms of 500:\n{log}", both / ms);
+    assert!(log.contains("running 0") || log.contains("running 1"), "no worker saw the other RUNNING:\n{log}");
+    let cores: Vec<&str> = log.lines().filter(|l| l.starts_with("core ")).collect();
+    assert!(cores.contains(&"core 0 0") || cores.contains(&"core 1 0"), "{cores:?}");
+    assert!(cores.contains(&"core 0 1") || cores.contains(&"core 1 1"), "{cores:?}");
+    assert!(summarize(&events).check.ok, "{}", summarize(&events));
+}
+
+/// With PROCESSES_PAUSE (the default concurrency control) the error handler of a multi-core
+/// partition runs alone: no worker, on either core, runs while it does.
+#[test]
+fn the_error_handler_pauses_the_processes_on_every_core() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let config = parallel_module(dir.path(), "pause");
+    let (stdout, events) = run(&config, 100);
+    let log = std::fs::read_to_string(dir.path().join("logs/M.log")).unwrap();
+    let handler: Vec<&str> = log.lines().filter(|l| l.starts_with("handler ") && *l != "handler cut").collect();
+    assert!(handler.len() >= 5, "the error handler watched the workers {} times:\n{log}\n{stdout}", handler.len());
+    // Each time, both workers' loop counters stood still within 3 ms and for the 2 ms after.
+    assert!(handler.iter().all(|l| *l == "handler 1 0"), "workers ran while the error handler did (SETTLED MOVED): {handler:?}");
+    let w: Vec<Vec<(i64, i64)>> = (0..2).map(|k| intervals(&log, &format!("ran {k} "))).collect();
+    assert!(overlap(&w[0], &w[1]) > 100_000_000, "the workers did not run in parallel outside the handler:\n{log}");
+    assert!(summarize(&events).check.ok, "{}", summarize(&events));
+}

@@ -255,6 +255,23 @@ impl Plan {
         per_core.windows(2).any(|w| w[0] != w[1])
     }
 
+    /// Whether partition `pi` runs on several cores with the same windows on each of them in
+    /// every schedule (none on a FIXED_PRIORITY core): then its processes without a core
+    /// preference may run on any of its cores (docs/scheduling.md, "Multi-core partitions").
+    pub fn windows_in_step(&self, pi: usize) -> bool {
+        let p = &self.partitions[pi];
+        p.cores.len() > 1
+            && p.served_by_priority.is_none()
+            && self.schedules.iter().all(|s| {
+                let per_core: Vec<Vec<(i64, i64)>> = p
+                    .cores
+                    .iter()
+                    .map(|&c| s.slots[c as usize].iter().filter(|sl| sl.partition == pi).map(|sl| (sl.start_ns, sl.end_ns)).collect())
+                    .collect();
+                per_core.windows(2).all(|w| w[0] == w[1])
+            })
+    }
+
     pub fn schedule_index(&self, id: u32) -> Option<usize> {
         self.schedules.iter().position(|s| s.id == id)
     }
@@ -349,6 +366,14 @@ mod tests {
         assert!(msgs.iter().any(|m| m.contains("partition 1 \"A\" has different windows")), "{msgs:?}");
         // Gated per core, it runs on each core in that core's windows.
         assert!(plan.unsupported(true).is_empty());
+        assert!(!plan.windows_in_step(0), "different windows per core are not in step");
+        let in_step = xml.replace(
+            r#"WindowStartSeconds="0.01" WindowDurationSeconds="0.005" pt:Core="1""#,
+            r#"WindowStartSeconds="0" WindowDurationSeconds="0.005" pt:Core="1""#,
+        );
+        let m = partita_config::check_text(&in_step, std::path::Path::new("/nonexistent"));
+        let plan = Plan::new(m.module.as_ref().unwrap());
+        assert!(plan.windows_in_step(0), "the same windows on both cores are in step");
     }
 
     #[test]

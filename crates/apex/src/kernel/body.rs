@@ -37,6 +37,8 @@ pub extern "C" fn partita_process_prepare(arg: *mut c_void) {
     // The thread is a process before the stop signal can reach it: a SUSPEND made before the
     // thread first ran (its signal pending until now) is then seen, not lost.
     process::set_current(Some(arg as usize));
+    // SAFETY: gettid has no preconditions.
+    rt().procs[arg as usize].tid.store(unsafe { libc::gettid() }, Ordering::Release);
     signals::prepare_thread();
     crate::kernel::faults::prepare_thread();
     signals::unblock();
@@ -63,8 +65,12 @@ fn run_once(rt: &Runtime, index: usize, slot: &ProcessSlot) {
     ack(slot);
     // The error handler is released by errors, not by START: one that came while it was
     // finishing releases it again.
-    if hm::handler_index() == Some(index) && hm::pending() {
-        slot.state.store(process::STARTED, Ordering::Release);
+    let handler = hm::handler_index() == Some(index);
+    if handler {
+        hm::end_pause(rt);
+        if hm::pending() {
+            slot.state.store(process::STARTED, Ordering::Release);
+        }
     }
     loop {
         let w = slot.wake.load(Ordering::Acquire);
@@ -72,6 +78,11 @@ fn run_once(rt: &Runtime, index: usize, slot: &ProcessSlot) {
             break;
         }
         sys::futex_wait(&slot.wake, w, None, Futex::Private);
+    }
+    // Asked again: the handler's thread may have come here before CREATE_ERROR_HANDLER made it
+    // the handler.
+    if hm::handler_index() == Some(index) {
+        hm::begin_pause(rt, index);
     }
     slot.waiting.store(1, Ordering::Release);
     loop {
@@ -222,7 +233,7 @@ pub fn has_request() -> bool {
     let Some(i) = process::current_index() else { return false };
     let slot = &rt().procs[i];
     let c = slot.ctl.load(Ordering::Acquire);
-    stop_pending(slot) || (c & SUSPENDED != 0 && c & SELF_SUSPENDED == 0)
+    stop_pending(slot) || (c & SUSPENDED != 0 && c & SELF_SUSPENDED == 0) || hm::pause_holds(i)
 }
 
 /// Acknowledges the requests seen so far (a requester on another core may wait for it).
@@ -249,7 +260,10 @@ pub fn act_on_requests() {
         }
         let c = slot.ctl.load(Ordering::Acquire);
         ack(slot);
-        if c & SUSPENDED == 0 || c & SELF_SUSPENDED != 0 {
+        // Parked by a SUSPEND, or while the error handler runs with PROCESSES_PAUSE (its end
+        // changes the control word before waking, see `hm::end_pause`).
+        let suspended = c & SUSPENDED != 0 && c & SELF_SUSPENDED == 0;
+        if !suspended && !hm::pause_holds(i) {
             return;
         }
         sys::futex_wait(&slot.ctl, c, None, Futex::Private);

@@ -74,6 +74,50 @@ pub fn handler_index() -> Option<usize> {
     (HANDLER.load(Ordering::Acquire) as usize).checked_sub(1)
 }
 
+/// The error handler's concurrency control (CONFIGURE_ERROR_HANDLER): PROCESSES_PAUSE (0, the
+/// default) or PROCESSES_SCHEDULED (1).
+static CONCURRENCY: AtomicU32 = AtomicU32::new(0);
+/// 1 while the error handler runs with PROCESSES_PAUSE in a multi-core partition: every other
+/// process parks at its next chance (`pause_holds`) until it ends.
+static PAUSED: AtomicU32 = AtomicU32::new(0);
+
+pub fn set_concurrency(c: u32) {
+    CONCURRENCY.store(c, Ordering::Release);
+}
+
+/// The error handler was released: with PROCESSES_PAUSE on several cores, every other started
+/// process is interrupted (the STOP/SUSPEND signal; a process inside the C library parks when
+/// the call returns) and parks until [`end_pause`]. On one core the handler, above all the
+/// partition's processes, already keeps them from running.
+pub fn begin_pause(rt: &Runtime, handler: usize) {
+    if CONCURRENCY.load(Ordering::Acquire) != 0 || rt.core_count() < 2 {
+        return;
+    }
+    PAUSED.store(1, Ordering::Release);
+    for (j, slot) in rt.processes().iter().enumerate() {
+        if j != handler && !slot.is_dormant() {
+            sys::signal_thread(slot.thread(), crate::kernel::signals::stop_signal());
+        }
+    }
+}
+
+/// The error handler ended: the paused processes go on. Each one's control word changes (a
+/// new change count) before the wake-up, so that a process about to park sees it.
+pub fn end_pause(rt: &Runtime) {
+    if PAUSED.swap(0, Ordering::AcqRel) == 0 {
+        return;
+    }
+    for slot in rt.processes() {
+        slot.ctl.fetch_add(process::CTL_STEP, Ordering::AcqRel);
+        sys::futex_wake(&slot.ctl, i32::MAX, Futex::Private);
+    }
+}
+
+/// Whether process `index` must park now because the error handler runs with PROCESSES_PAUSE.
+pub fn pause_holds(index: usize) -> bool {
+    PAUSED.load(Ordering::Acquire) != 0 && handler_index() != Some(index)
+}
+
 /// Records process slot `index` as the error handler (CREATE_ERROR_HANDLER).
 pub fn set_handler(index: usize) {
     HANDLER.store(index as u32 + 1, Ordering::Release);

@@ -5,6 +5,7 @@
 
 use crate::kernel::critical::Critical;
 use crate::kernel::runtime::{NO_DEADLINE, Runtime};
+use crate::kernel::sys;
 use crate::kernel::{body, levels, threads};
 use crate::names::Name;
 use crate::types::*;
@@ -82,6 +83,8 @@ pub struct ProcessSlot {
     /// Written once under the runtime lock before `Runtime::count` publishes the slot.
     config: UnsafeCell<ProcessConfig>,
     pub thread: AtomicU64,
+    /// Kernel thread id of its thread (0 until the thread first runs).
+    pub tid: AtomicI32,
     pub state: AtomicU32,
     /// 1 while the process is blocked in a runtime wait (start, release, TIMED_WAIT, ...).
     pub waiting: AtomicU32,
@@ -133,6 +136,42 @@ impl ProcessSlot {
     pub fn is_suspended(&self) -> bool {
         self.ctl.load(Ordering::Acquire) & SUSPENDED != 0
     }
+
+    /// Started, not faulted, and neither suspended nor waiting: READY or RUNNING.
+    pub fn is_ready(&self) -> bool {
+        self.state.load(Ordering::Acquire) == STARTED && !self.is_suspended() && self.waiting.load(Ordering::Acquire) == 0
+    }
+}
+
+/// Whether process `index`, not the caller, is on a CPU right now, on another core than the
+/// caller's: its thread is runnable there (`/proc`) and no ready process of the partition of
+/// a higher current priority is runnable on the same CPU. Only a multi-core partition can have
+/// one (a process of a single-core partition that is not the caller is not running).
+pub fn runs_elsewhere(rt: &Runtime, index: usize) -> bool {
+    let procs = rt.processes();
+    if rt.core_count() < 2 || !procs[index].is_ready() {
+        return false;
+    }
+    let Some(cpu) = runnable_on(&procs[index]) else { return false };
+    if Some(cpu) == sys::current_cpu() {
+        return false;
+    }
+    let mine = procs[index].current_priority.load(Ordering::Acquire);
+    !procs.iter().enumerate().any(|(j, other)| {
+        j != index && other.is_ready() && other.current_priority.load(Ordering::Acquire) > mine && runnable_on(other) == Some(cpu)
+    })
+}
+
+/// The CPU of a process's thread if the kernel has it runnable (state R in
+/// `/proc/self/task/TID/stat`, field 39 the CPU it is on or queued for).
+fn runnable_on(slot: &ProcessSlot) -> Option<u32> {
+    let tid = slot.tid.load(Ordering::Acquire);
+    if tid <= 0 {
+        return None;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.get(stat.rfind(')')? + 1..)?.split_whitespace().collect();
+    (fields.first() == Some(&"R")).then(|| fields.get(36)?.parse().ok()).flatten()
 }
 
 /// Process id of slot `index`.
@@ -175,12 +214,15 @@ pub fn create(c: &Critical<'_>, rt: &Runtime, config: ProcessConfig) -> Result<u
     slot.state.store(DORMANT, Ordering::Relaxed);
     slot.ctl.store(0, Ordering::Relaxed);
     slot.current_priority.store(base_priority, Ordering::Relaxed);
-    slot.core.store(0, Ordering::Relaxed);
+    // Without a preference (CORE_AFFINITY_NO_PREFERENCE, the default) a process runs on any of
+    // the partition's cores where that keeps it in its windows, else on the first.
+    let anywhere = rt.no_preference_runs_anywhere();
+    slot.core.store(if anywhere { CORE_AFFINITY_NO_PREFERENCE } else { 0 }, Ordering::Relaxed);
     slot.deadline_ns.store(NO_DEADLINE, Ordering::Relaxed);
     slot.reported_ns.store(NO_DEADLINE, Ordering::Relaxed);
     // Ranked before the slot is published: a new priority moves the other threads first.
     let prio = levels::level(c, rt, base_priority);
-    let cpus = [rt.host_cpus[0]];
+    let cpus = if anywhere { rt.host_cpus.clone() } else { vec![rt.host_cpus[0]] };
     let t = threads::spawn(rt, body::process_thread_start(), index as *mut libc::c_void, prio, &cpus, stack)?;
     slot.thread.store(t as u64, Ordering::Release);
     rt.count.store(index as u32 + 1, Ordering::Release);

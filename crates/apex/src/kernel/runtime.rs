@@ -136,6 +136,13 @@ impl Runtime {
         self.cb.status.operating_mode.load(Ordering::Acquire)
     }
 
+    /// Whether a process without a core preference may run on any of the partition's cores:
+    /// several cores and either one gate for all of them (the module then requires the same
+    /// windows on each) or, gated per core, a shared cgroup (the windows are the same on each).
+    pub fn no_preference_runs_anywhere(&self) -> bool {
+        self.core_count() > 1 && self.placement.as_ref().is_none_or(|p| p.has_shared())
+    }
+
     pub fn core_count(&self) -> usize {
         self.host_cpus.len()
     }

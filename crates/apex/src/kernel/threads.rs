@@ -41,8 +41,9 @@ pub fn set_priority(rt: &Runtime, t: libc::pthread_t, prio: i32) {
 
 /// Creates a thread at SCHED_FIFO `prio`, pinned to `cpus`, with at least `stack` bytes of
 /// stack. Returns the thread or the error number of pthread_create. Gated per core (see
-/// `placement`), a thread runs on one core: the one of `cpus` if it names one CPU, else the
-/// creator's.
+/// `placement`), a thread runs on one core, the one of `cpus` if it names one CPU; with several
+/// it goes to the shared cgroup on all the partition's CPUs when the partition has one, else it
+/// stays on the creator's core.
 pub fn spawn(
     rt: &Runtime,
     start: StartRoutine,
@@ -77,6 +78,7 @@ fn spawn_placed(
     stack: usize,
 ) -> Result<libc::pthread_t, i32> {
     let here = rt.current_core_index().unwrap_or(0);
+    let shared = cpus.len() > 1 && placement.has_shared();
     let target = match cpus {
         [cpu] => rt.host_cpus.iter().position(|c| c == cpu).unwrap_or(here),
         _ => here,
@@ -95,9 +97,14 @@ fn spawn_placed(
         sys::futex_wait(&shake.tid, 0, None, Futex::Private);
     }
     let tid = shake.tid.load(Ordering::Acquire) as i32;
-    if target != here
-        && let Err(e) = placement.move_to(tid, target, rt.host_cpus[target])
-    {
+    let moved = if shared {
+        placement.move_to_shared(tid, &rt.host_cpus)
+    } else if target != here {
+        placement.move_to(tid, target, rt.host_cpus[target])
+    } else {
+        Ok(())
+    };
+    if let Err(e) = moved {
         eprintln!("partita-apex: warning: cannot move a thread to core {target}: {}", std::io::Error::from_raw_os_error(e));
     }
     placement.remember(t, tid);

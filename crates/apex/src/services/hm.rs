@@ -26,6 +26,10 @@ pub fn raise_application_error(error_code: u32, message: &[u8]) -> ApexResult<()
         return Err(ErrorReturnCode::InvalidParam);
     }
     let _ = rt();
+    // A request that comes meanwhile (a STOP, the error handler's PROCESSES_PAUSE, which this
+    // very call may release) takes effect when the call ends, not at the C library's re-send
+    // timer (the report goes through libc calls, where the signal handler only defers).
+    let _no_stop = crate::kernel::critical::NoStop::enter();
     hm::error_detected(error_code, process::current_index(), message, 0, false);
     Ok(())
 }
@@ -72,9 +76,10 @@ pub fn get_error_status() -> ApexResult<ErrorStatus> {
     hm::dequeue().ok_or(ErrorReturnCode::NoAction)
 }
 
-/// CONFIGURE_ERROR_HANDLER (Part 1, multi-core): the handler runs on `core`. The concurrency
-/// control is accepted as given: the handler always preempts the partition's processes on its
-/// core, which is PROCESSES_PAUSE there; processes on other cores keep running.
+/// CONFIGURE_ERROR_HANDLER (Part 1, multi-core): the handler runs on `core`. With
+/// PROCESSES_PAUSE (the default) every other process of the partition, on any core, is paused
+/// while the handler runs (`kernel::hm::begin_pause`); with PROCESSES_SCHEDULED the processes
+/// on other cores go on (on the handler's core it preempts them all either way).
 pub fn configure_error_handler(concurrency: u32, core: ProcessorCoreId) -> ApexResult<()> {
     let rt = rt();
     let Some(h) = hm::handler_index() else { return Err(ErrorReturnCode::InvalidConfig) };
@@ -87,5 +92,7 @@ pub fn configure_error_handler(concurrency: u32, core: ProcessorCoreId) -> ApexR
     if core < 0 || core as usize >= rt.core_count() {
         return Err(ErrorReturnCode::InvalidConfig);
     }
-    services::process::initialize_process_core_affinity(process::id_of(h), core)
+    services::process::initialize_process_core_affinity(process::id_of(h), core)?;
+    hm::set_concurrency(concurrency);
+    Ok(())
 }

@@ -87,7 +87,7 @@ pub fn get_process_status(id: ProcessId) -> ApexResult<ProcessStatus> {
         ProcessState::Faulted
     } else if slot.is_suspended() || slot.waiting.load(Ordering::Acquire) != 0 {
         ProcessState::Waiting
-    } else if current_index() == Some(i) {
+    } else if current_index() == Some(i) || process::runs_elsewhere(rt, i) {
         ProcessState::Running
     } else {
         ProcessState::Ready
@@ -135,10 +135,17 @@ pub fn initialize_process_core_affinity(id: ProcessId, core: ProcessorCoreId) ->
     if rt.mode() == mode::NORMAL {
         return Err(ErrorReturnCode::InvalidMode);
     }
-    // Gated per core, a process runs on one core: without a preference, the first.
+    // Gated per core, a process runs on one core, or without a preference in the shared
+    // cgroup when the partition has one (the same windows on all its cores), else on the first.
     let placed = rt.placement.as_ref().map(|p| {
         let target = usize::try_from(core).unwrap_or(0);
-        p.tid_of(slot.thread()).ok_or(libc::ESRCH).and_then(|tid| p.move_to(tid, target, rt.host_cpus[target]))
+        p.tid_of(slot.thread()).ok_or(libc::ESRCH).and_then(|tid| {
+            if core == CORE_AFFINITY_NO_PREFERENCE && p.has_shared() {
+                p.move_to_shared(tid, &cpus)
+            } else {
+                p.move_to(tid, target, rt.host_cpus[target])
+            }
+        })
     });
     if let Err(e) = placed.unwrap_or_else(|| sys::set_affinity(slot.thread(), &cpus)) {
         eprintln!("partita-apex: warning: cannot pin process {id} to CPUs {cpus:?}: {}", std::io::Error::from_raw_os_error(e));

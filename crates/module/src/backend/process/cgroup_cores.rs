@@ -90,6 +90,30 @@ impl PartitionCgroup {
         }
     }
 
+    /// The threaded child `cores-all` on host CPUs `cpus` (with a cpuset), frozen: the threads of
+    /// processes without a core preference, free to run on any of the partition's CPUs, in a
+    /// partition whose windows are the same on all its cores (`gate::SharedGate` opens it only
+    /// while every one of them is open).
+    pub fn shared(&self, cpus: &[u32]) -> Result<CoreCgroup> {
+        let mut shared = self.threaded_child("cores-all")?;
+        shared.freezer.request(true).map_err(|e| Error::io(format!("freezing {}", shared.path.display()), e))?;
+        match (self.cpuset_kind(), self.v1_cpuset_path()) {
+            (CpusetKind::V2, _) => {
+                let dir = self.v2_path().expect("a v2 child exists");
+                enable_controller(dir, "cpuset")?;
+                write_file(&shared.path.join("cpuset.cpus"), &cpu_list(cpus))?;
+            }
+            (CpusetKind::V1, Some(parent)) => {
+                let dir = parent.join("cores-all");
+                mkdir(&dir)?;
+                set_v1_cpuset(&dir, parent, cpus)?;
+                shared.v1_cpuset = Some(dir);
+            }
+            _ => {}
+        }
+        Ok(shared)
+    }
+
     /// The threaded child `staging`, frozen for good: a thread moved in executes no further
     /// instruction until it is moved to a core's cgroup.
     pub fn staging(&self) -> Result<CoreCgroup> {

@@ -119,7 +119,10 @@ impl Backend for ProcessBackend {
         // A multi-core partition is stopped and released per core.
         let per_core = if self.per_core_gating && p.cores.len() > 1 {
             let cores: Vec<(usize, u32)> = p.cores.iter().map(|&c| (c as usize, plan.cores[c as usize].cpu)).collect();
-            Some(Arc::new(CoreGates::new(&cgroup, plan.cores.len(), &cores).map_err(|e| format!("partition {}: {e}", p.name))?))
+            Some(Arc::new(
+                CoreGates::new(&cgroup, plan.cores.len(), &cores, plan.windows_in_step(index))
+                    .map_err(|e| format!("partition {}: {e}", p.name))?,
+            ))
         } else {
             None
         };

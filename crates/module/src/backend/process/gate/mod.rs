@@ -17,7 +17,7 @@ use crate::backend::process::{CoreCgroup, PartitionCgroup};
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub mod pidfd;
 pub mod signal;
@@ -56,20 +56,31 @@ impl PartitionGate for CgroupGate {
     }
 }
 
-/// One core of a multi-core partition: its threaded cgroup.
-pub struct CoreGate(CoreCgroup);
+/// One core of a multi-core partition: its threaded cgroup, and the share of the partition's
+/// [`SharedGate`] that this core's windows decide.
+pub struct CoreGate {
+    cgroup: CoreCgroup,
+    shared: Option<(Arc<SharedGate>, u64)>,
+}
 
 impl PartitionGate for CoreGate {
     fn request_stop(&self) -> io::Result<()> {
-        self.0.request_freeze()
+        if let Some((shared, bit)) = &self.shared {
+            shared.close(*bit)?;
+        }
+        self.cgroup.request_freeze()
     }
 
     fn is_stopped(&self) -> io::Result<bool> {
-        self.0.is_frozen()
+        Ok(self.cgroup.is_frozen()? && self.shared.as_ref().map_or(Ok(true), |(s, _)| s.is_stopped())?)
     }
 
     fn release(&self) -> io::Result<()> {
-        self.0.thaw()
+        self.cgroup.thaw()?;
+        match &self.shared {
+            Some((shared, bit)) => shared.open(*bit),
+            None => Ok(()),
+        }
     }
 
     fn mechanism(&self) -> &'static str {
@@ -77,11 +88,55 @@ impl PartitionGate for CoreGate {
     }
 
     fn hold(&self) -> io::Result<usize> {
-        self.0.signal_threads(libc::SIGSTOP)
+        let shared = match &self.shared {
+            Some((s, _)) => s.cgroup.signal_threads(libc::SIGSTOP)?,
+            None => 0,
+        };
+        Ok(self.cgroup.signal_threads(libc::SIGSTOP)? + shared)
     }
 
     fn unhold(&self) -> io::Result<()> {
-        self.0.signal_threads(libc::SIGCONT).map(drop)
+        if let Some((s, _)) = &self.shared {
+            s.cgroup.signal_threads(libc::SIGCONT)?;
+        }
+        self.cgroup.signal_threads(libc::SIGCONT).map(drop)
+    }
+}
+
+/// The cgroup of the processes without a core preference of a multi-core partition whose
+/// windows are the same on all its cores: its threads may run on any of the partition's CPUs,
+/// so it is open only while every one of the partition's cores is (the first core to close
+/// freezes it, the last to open thaws it). One lock orders the cores' opens and closes.
+pub struct SharedGate {
+    cgroup: CoreCgroup,
+    /// Bits of the partition's cores that are open, and whether the cgroup is thawed.
+    state: Mutex<(u64, bool)>,
+    all: u64,
+}
+
+impl SharedGate {
+    fn open(&self, bit: u64) -> io::Result<()> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.0 |= bit;
+        if st.0 == self.all && !st.1 {
+            self.cgroup.thaw()?;
+            st.1 = true;
+        }
+        Ok(())
+    }
+
+    fn close(&self, bit: u64) -> io::Result<()> {
+        let mut st = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        st.0 &= !bit;
+        if st.1 {
+            st.1 = false;
+            self.cgroup.request_freeze()?;
+        }
+        Ok(())
+    }
+
+    fn is_stopped(&self) -> io::Result<bool> {
+        self.cgroup.is_frozen()
     }
 }
 
@@ -93,36 +148,57 @@ pub struct CoreGates {
     /// Partition cores in the order of the control block (`module_cores`).
     order: Vec<usize>,
     staging: CoreCgroup,
-    /// Per partition core: `cgroup.threads` and the v1 cpuset's `tasks` (if any).
+    /// The cgroup of processes without a core preference (windows the same on every core).
+    shared: Option<Arc<SharedGate>>,
+    /// Per partition core, then for the shared cgroup: `cgroup.threads` and the v1 cpuset's
+    /// `tasks` (if any).
     files: Vec<(File, Option<File>)>,
     staging_file: File,
 }
 
 impl CoreGates {
     /// Creates the per-core cgroups of `cgroup` for `cores` (module core, host CPU), all
-    /// frozen: each opens with that core's first window.
-    pub fn new(cgroup: &PartitionCgroup, module_cores: usize, cores: &[(usize, u32)]) -> crate::backend::process::Result<CoreGates> {
+    /// frozen: each opens with that core's first window. `in_step`: the partition's windows are
+    /// the same on all its cores, so its processes without a core preference get a cgroup of
+    /// their own on all its CPUs ([`SharedGate`]).
+    pub fn new(
+        cgroup: &PartitionCgroup,
+        module_cores: usize,
+        cores: &[(usize, u32)],
+        in_step: bool,
+    ) -> crate::backend::process::Result<CoreGates> {
         let staging = cgroup.staging()?;
         let staging_file = staging.placement_files()?.0;
+        let shared = if in_step && cores.len() > 1 && cores.len() <= 64 {
+            let cpus: Vec<u32> = cores.iter().map(|c| c.1).collect();
+            let all = if cores.len() == 64 { u64::MAX } else { (1u64 << cores.len()) - 1 };
+            Some(Arc::new(SharedGate { cgroup: cgroup.shared(&cpus)?, state: Mutex::new((0, false)), all }))
+        } else {
+            None
+        };
         let mut gates: Vec<Option<CoreGate>> = (0..module_cores).map(|_| None).collect();
         let mut files = Vec::new();
-        for &(core, cpu) in cores {
+        for (k, &(core, cpu)) in cores.iter().enumerate() {
             let cg = cgroup.core(core, Some(cpu))?;
             cg.request_freeze().map_err(|e| crate::backend::process::Error::io(format!("freezing core {core} of {}", cgroup.name), e))?;
             files.push(cg.placement_files()?);
-            gates[core] = Some(CoreGate(cg));
+            gates[core] = Some(CoreGate { cgroup: cg, shared: shared.as_ref().map(|s| (s.clone(), 1u64 << k)) });
         }
-        Ok(CoreGates { cores: gates, order: cores.iter().map(|c| c.0).collect(), staging, files, staging_file })
+        if let Some(s) = &shared {
+            files.push(s.cgroup.placement_files()?);
+        }
+        Ok(CoreGates { cores: gates, order: cores.iter().map(|c| c.0).collect(), staging, shared, files, staging_file })
     }
 
     /// The cgroup of the partition's first core, where its main thread starts.
     pub fn first(&self) -> Option<&CoreCgroup> {
-        self.order.first().and_then(|&c| self.cores[c].as_ref()).map(|g| &g.0)
+        self.order.first().and_then(|&c| self.cores[c].as_ref()).map(|g| &g.cgroup)
     }
 
     /// The descriptors the runtime places its threads with, in the order of
     /// `partita_abi::ENV_THREAD_PLACEMENT`: staging, then per partition core its
-    /// `cgroup.threads` and its cpuset `tasks` (None without v1 cpusets).
+    /// `cgroup.threads` and its cpuset `tasks` (None without v1 cpusets), then the same pair
+    /// of the shared cgroup when there is one.
     pub fn placement_fds(&self) -> Vec<Option<BorrowedFd<'_>>> {
         let mut out = vec![Some(self.staging_file.as_fd())];
         for (threads, tasks) in &self.files {
@@ -165,7 +241,8 @@ impl PartitionGate for CoreGates {
 
     fn kill_threads(&self) -> io::Result<usize> {
         let mut n = 0;
-        for g in self.cores.iter().flatten().map(|g| &g.0).chain(Some(&self.staging)) {
+        let shared = self.shared.as_ref().map(|s| &s.cgroup);
+        for g in self.cores.iter().flatten().map(|g| &g.cgroup).chain(Some(&self.staging)).chain(shared) {
             n += g.kill_threads()?;
         }
         Ok(n)
