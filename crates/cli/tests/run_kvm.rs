@@ -457,6 +457,13 @@ fn a_kvm_partition_that_ends_is_restarted_in_place_without_leaks() {
         "{stdout}"
     );
     assert!(stdout.contains("exited with status 3"), "{stdout}");
+    // A restart's new vCPU thread that has not entered the guest yet when the window ends
+    // counts as stopped (it waits for its CPU behind the next partition): before it did, half
+    // of the guest's window ends were "not confirmed before its next window". A host stall may
+    // still delay one now and then.
+    let windows = events.iter().filter(|e| matches!(e, Event::WindowStart { partition: 1, .. })).count();
+    let unconfirmed = stderr.matches("was not confirmed before its next window").count();
+    assert!(unconfirmed * 20 <= windows, "{unconfirmed} of {windows} stops of the guest not confirmed in time\n{stderr}");
     let summary = summarize(&events);
     assert!(summary.check.ok, "{summary}");
     assert_eq!(leftovers(&config), Vec::<String>::new());

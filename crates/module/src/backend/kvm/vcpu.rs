@@ -175,11 +175,14 @@ impl VcpuControl {
         Some(self.tid.load(Ordering::SeqCst)).filter(|&t| t != 0)
     }
 
-    /// Before a (new) vCPU thread is started for this control: not quitting, and counted as
-    /// running until it acknowledges the stop it finds (or runs, if released).
+    /// Before a (new) vCPU thread is started for this control: not quitting, and not running
+    /// until it is about to enter the guest ([`run_loop`] marks it running, then looks at the
+    /// stop request once more). A thread that a stop finds not yet there (a restart whose new
+    /// thread waits for its CPU behind the next partition) has run no guest instruction, so the
+    /// stop is confirmed at once instead of "not confirmed before its next window".
     pub fn prepare_thread(&self) {
         self.quit.store(false, Ordering::SeqCst);
-        self.running.store(true, Ordering::SeqCst);
+        self.running.store(false, Ordering::SeqCst);
     }
 
     /// On the vCPU thread, first: records its id.
@@ -270,6 +273,13 @@ pub fn run_loop<E>(
             // Cleared before the request is looked at again: a kick after this point either
             // finds the request at the loop's top or sets the flag again.
             vcpu.set_kvm_immediate_exit(0);
+            continue;
+        }
+        // Running from here on, then the request looked at once more: a stop requested before
+        // this store is seen at the loop's top, one after it kicks KVM_RUN (the thread id is
+        // known since `thread_started`). Both sides use SeqCst.
+        if !ctl.running.load(Ordering::SeqCst) {
+            ctl.running.store(true, Ordering::SeqCst);
             continue;
         }
         match vcpu.run() {
