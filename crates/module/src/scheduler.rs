@@ -10,7 +10,7 @@
 //! is confirmed complete before the next boundary of the core (docs/scheduling.md).
 
 use crate::run_state::{RunState, partition_state};
-use crate::timeline::{Boundary, boundaries};
+use crate::timeline::{Boundary, Ending, boundaries};
 use partita_trace::Event;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -95,6 +95,16 @@ impl StopIssue {
     }
 }
 
+/// A window a boundary starts, and how: `at_boundary` when the partition is released as a whole
+/// and also runs on other cores, so only at the boundary itself (its threads there would start
+/// before it); otherwise it is released while the scheduler still holds the core.
+#[derive(Clone, Copy)]
+struct Starting {
+    partition: usize,
+    window: u32,
+    at_boundary: bool,
+}
+
 /// Runs core `core` until the run ends; returns the number of frames it completed.
 pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     let plan = &state.plan;
@@ -168,13 +178,13 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             // is still open, so that one not confirmed before that window is reported as such.
             let open_before = open.map(|o| o.0);
             let mut earlier = std::mem::take(&mut pending);
-            if earlier.iter().any(|s| b.end.is_some_and(|e| e.0 == s.partition)) {
+            if earlier.iter().any(|s| b.end.is_some_and(|e| e.partition == s.partition)) {
                 confirm_stops(state, core, &mut earlier, open_before, clock);
             }
             let acted = clock.now_ns();
             // A window followed at once by another of the same partition: it keeps running.
-            let continuing = matches!((b.end, b.start), (Some((e, ..)), Some((s, _))) if e == s);
-            if let Some((p, window, start_offset)) = b.end {
+            let continuing = matches!((b.end, b.start), (Some(e), Some(s)) if e.partition == s.partition);
+            if let Some(Ending { partition: p, window, start_offset_ns: start_offset }) = b.end {
                 state.emit(
                     core,
                     Event::WindowEnd {
@@ -204,15 +214,18 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             // Released while this thread holds the core, unless the partition is released as
             // a whole and also runs on other cores (its threads there would start before the
             // boundary). Gated per core, its threads here are pinned here.
-            let starting =
-                b.start.map(|(p, window)| (p, window, plan.partitions[p].cores.len() > 1 && state.partitions[p].gate.core(core).is_none()));
+            let starting = b.start.map(|o| Starting {
+                partition: o.partition,
+                window: o.window,
+                at_boundary: plan.partitions[o.partition].cores.len() > 1 && state.partitions[o.partition].gate.core(core).is_none(),
+            });
             let mut woken_late: Option<usize> = None;
             match starting {
-                Some((p, ..)) if continuing => {
-                    arm_probe(state, core, p, planned);
-                    woken_late = Some(p);
+                Some(s) if continuing => {
+                    arm_probe(state, core, s.partition, planned);
+                    woken_late = Some(s.partition);
                 }
-                Some((p, _, false)) if !enter(state, core, p, planned) => woken_late = Some(p),
+                Some(s) if !s.at_boundary && !enter(state, core, s.partition, planned) => woken_late = Some(s.partition),
                 _ => {}
             }
             margin.record(clock.now_ns() - from);
@@ -224,8 +237,8 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             };
             clock.arm(next_boundary - margin.get());
             let at = if acted < planned { clock.spin_until(planned) } else { acted };
-            if let Some((p, window, multi_core)) = starting {
-                if multi_core && !continuing && !enter(state, core, p, planned) {
+            if let Some(Starting { partition: p, window, at_boundary }) = starting {
+                if at_boundary && !continuing && !enter(state, core, p, planned) {
                     woken_late = Some(p);
                 }
                 state.emit(
@@ -243,7 +256,7 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             }
             // A partition that was not frozen (its previous window just ended here, or it
             // runs on another core too) is waiting on its probe futex: wake it.
-            if let Some(p) = woken_late.or(starting.filter(|s| s.2).map(|s| s.0))
+            if let Some(p) = woken_late.or(starting.filter(|s| s.at_boundary).map(|s| s.partition))
                 && let Some(i) = probe_slot(state, p, core)
             {
                 clock.wake(&state.partitions[p].control.block().probes[i].wake);

@@ -9,10 +9,28 @@ use crate::plan::{PlannedSchedule, Slot};
 pub struct Boundary {
     /// Offset from the frame start (0 ..= major frame).
     pub offset_ns: i64,
-    /// Window that ends here: (partition index, window id, planned start offset).
-    pub end: Option<(usize, u32, i64)>,
-    /// Window that starts here: (partition index, window id).
-    pub start: Option<(usize, u32)>,
+    /// Window that ends here.
+    pub end: Option<Ending>,
+    /// Window that starts here.
+    pub start: Option<Opening>,
+}
+
+/// The window a boundary ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ending {
+    /// Index into `Plan::partitions`.
+    pub partition: usize,
+    pub window: u32,
+    /// The window's planned start, as an offset from the frame start.
+    pub start_offset_ns: i64,
+}
+
+/// The window a boundary starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opening {
+    /// Index into `Plan::partitions`.
+    pub partition: usize,
+    pub window: u32,
 }
 
 /// Boundaries of `core` in time order; a window ending where the next begins shares one
@@ -22,10 +40,13 @@ pub fn boundaries(schedule: &PlannedSchedule, core: usize) -> Vec<Boundary> {
     let mut out: Vec<Boundary> = Vec::new();
     for s in slots {
         match out.last_mut() {
-            Some(last) if last.offset_ns == s.start_ns && last.start.is_none() => last.start = Some((s.partition, s.window)),
-            _ => out.push(Boundary { offset_ns: s.start_ns, end: None, start: Some((s.partition, s.window)) }),
+            Some(last) if last.offset_ns == s.start_ns && last.start.is_none() => {
+                last.start = Some(Opening { partition: s.partition, window: s.window })
+            }
+            _ => out.push(Boundary { offset_ns: s.start_ns, end: None, start: Some(Opening { partition: s.partition, window: s.window }) }),
         }
-        out.push(Boundary { offset_ns: s.end_ns, end: Some((s.partition, s.window, s.start_ns)), start: None });
+        let end = Ending { partition: s.partition, window: s.window, start_offset_ns: s.start_ns };
+        out.push(Boundary { offset_ns: s.end_ns, end: Some(end), start: None });
     }
     out
 }
@@ -36,6 +57,14 @@ mod tests {
 
     fn schedule(slots: Vec<Slot>) -> PlannedSchedule {
         PlannedSchedule { id: 1, name: "s".into(), major_frame_ns: 100, slots: vec![slots], periods: vec![], may_set_schedule: vec![] }
+    }
+
+    fn open(partition: usize, window: u32) -> Opening {
+        Opening { partition, window }
+    }
+
+    fn end(partition: usize, window: u32, start_offset_ns: i64) -> Ending {
+        Ending { partition, window, start_offset_ns }
     }
 
     #[test]
@@ -49,11 +78,11 @@ mod tests {
         assert_eq!(
             b,
             vec![
-                Boundary { offset_ns: 0, end: None, start: Some((0, 1)) },
-                Boundary { offset_ns: 10, end: Some((0, 1, 0)), start: Some((1, 1)) },
-                Boundary { offset_ns: 30, end: Some((1, 1, 10)), start: None },
-                Boundary { offset_ns: 50, end: None, start: Some((0, 2)) },
-                Boundary { offset_ns: 100, end: Some((0, 2, 50)), start: None },
+                Boundary { offset_ns: 0, end: None, start: Some(open(0, 1)) },
+                Boundary { offset_ns: 10, end: Some(end(0, 1, 0)), start: Some(open(1, 1)) },
+                Boundary { offset_ns: 30, end: Some(end(1, 1, 10)), start: None },
+                Boundary { offset_ns: 50, end: None, start: Some(open(0, 2)) },
+                Boundary { offset_ns: 100, end: Some(end(0, 2, 50)), start: None },
             ]
         );
         assert!(boundaries(&s, 5).is_empty());
