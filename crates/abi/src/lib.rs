@@ -32,7 +32,7 @@ use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 pub const ABI_MAGIC: u64 = u64::from_le_bytes(*b"PARTITA1");
 /// 4: a sampling slot's seq is 2 * the generation it holds (see `ports::complete_seq`).
 /// 5: `PortEntry::config_line`, and the CONFIG_MISMATCH and PRIORITIES_SHARED trace events.
-pub const ABI_VERSION: u32 = 5;
+pub const ABI_VERSION: u32 = 6;
 
 /// File descriptor of the control block memfd in a partition program.
 pub const CONTROL_FD: i32 = 3;
@@ -327,6 +327,12 @@ pub struct CoreProbe {
     pub running_ns: AtomicI64,
     /// CLOCK_MONOTONIC when the first ARINC process ran after that (first-process dispatch).
     pub dispatched_ns: AtomicI64,
+    /// CLOCK_MONOTONIC of the planned end of that window (i64::MAX: the partition is not
+    /// stopped on this core, e.g. served by priority). Written by the module with
+    /// `planned_ns`; the runtime lets a wait whose instant falls at or after it wait for the
+    /// next window start (this probe) instead of a timer, which would fire while the partition
+    /// is stopped, or at the next window start itself, where its interrupt delays the switch.
+    pub window_end_ns: AtomicI64,
 }
 
 /// Kinds of partition-side trace events.

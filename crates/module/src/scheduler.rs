@@ -102,6 +102,8 @@ impl StopIssue {
 struct Starting {
     partition: usize,
     window: u32,
+    /// The window's planned end (monotonic ns).
+    end: i64,
     at_boundary: bool,
 }
 
@@ -121,7 +123,7 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     if !served.is_empty() {
         clock.sleep_until(state.epoch_ns());
         for &p in &served {
-            enter(state, core, p, state.epoch_ns());
+            enter(state, core, p, state.epoch_ns(), i64::MAX);
             state.emit(
                 core,
                 Event::WindowStart {
@@ -217,15 +219,16 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             let starting = b.start.map(|o| Starting {
                 partition: o.partition,
                 window: o.window,
+                end: planned + o.duration_ns,
                 at_boundary: plan.partitions[o.partition].cores.len() > 1 && state.partitions[o.partition].gate.core(core).is_none(),
             });
             let mut woken_late: Option<usize> = None;
             match starting {
                 Some(s) if continuing => {
-                    arm_probe(state, core, s.partition, planned);
+                    arm_probe(state, core, s.partition, planned, s.end);
                     woken_late = Some(s.partition);
                 }
-                Some(s) if !s.at_boundary && !enter(state, core, s.partition, planned) => woken_late = Some(s.partition),
+                Some(s) if !s.at_boundary && !enter(state, core, s.partition, planned, s.end) => woken_late = Some(s.partition),
                 _ => {}
             }
             margin.record(clock.now_ns() - from);
@@ -237,8 +240,8 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             };
             clock.arm(next_boundary - margin.get());
             let at = if acted < planned { clock.spin_until(planned) } else { acted };
-            if let Some(Starting { partition: p, window, at_boundary }) = starting {
-                if at_boundary && !continuing && !enter(state, core, p, planned) {
+            if let Some(Starting { partition: p, window, end, at_boundary }) = starting {
+                if at_boundary && !continuing && !enter(state, core, p, planned, end) {
                     woken_late = Some(p);
                 }
                 state.emit(
@@ -444,9 +447,9 @@ fn chase_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, op
 
 /// Opens partition `p`'s window on `core`: arms its probe and releases it if no other core
 /// has it open. Returns whether it was released here (false: it was already running).
-fn enter(state: &RunState, core: usize, p: usize, planned: i64) -> bool {
+fn enter(state: &RunState, core: usize, p: usize, planned: i64, end: i64) -> bool {
     let run = &state.partitions[p];
-    if !arm_probe(state, core, p, planned) {
+    if !arm_probe(state, core, p, planned, end) {
         return true;
     }
     let first = run.active_cores.fetch_add(1, Ordering::AcqRel) == 0;
@@ -467,13 +470,14 @@ fn enter(state: &RunState, core: usize, p: usize, planned: i64) -> bool {
 
 /// Arms partition `p`'s window-start probe on `core` for the window planned at `planned`;
 /// false (nothing done) when the partition is not active.
-fn arm_probe(state: &RunState, core: usize, p: usize, planned: i64) -> bool {
+fn arm_probe(state: &RunState, core: usize, p: usize, planned: i64, end: i64) -> bool {
     let run = &state.partitions[p];
     if run.state.load(Ordering::Acquire) != partition_state::ACTIVE {
         return false;
     }
     if let Some(i) = probe_slot(state, p, core) {
         let probe = &run.control.block().probes[i];
+        probe.window_end_ns.store(end, Ordering::Release);
         probe.planned_ns.store(planned, Ordering::Release);
         // A frozen probe thread restarts its futex wait when thawed and sees the new value.
         probe.wake.fetch_add(1, Ordering::Release);

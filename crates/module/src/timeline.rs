@@ -31,6 +31,8 @@ pub struct Opening {
     /// Index into `Plan::partitions`.
     pub partition: usize,
     pub window: u32,
+    /// The window's length (its planned end is its start plus this).
+    pub duration_ns: i64,
 }
 
 /// Boundaries of `core` in time order; a window ending where the next begins shares one
@@ -41,9 +43,13 @@ pub fn boundaries(schedule: &PlannedSchedule, core: usize) -> Vec<Boundary> {
     for s in slots {
         match out.last_mut() {
             Some(last) if last.offset_ns == s.start_ns && last.start.is_none() => {
-                last.start = Some(Opening { partition: s.partition, window: s.window })
+                last.start = Some(Opening { partition: s.partition, window: s.window, duration_ns: s.end_ns - s.start_ns })
             }
-            _ => out.push(Boundary { offset_ns: s.start_ns, end: None, start: Some(Opening { partition: s.partition, window: s.window }) }),
+            _ => out.push(Boundary {
+                offset_ns: s.start_ns,
+                end: None,
+                start: Some(Opening { partition: s.partition, window: s.window, duration_ns: s.end_ns - s.start_ns }),
+            }),
         }
         let end = Ending { partition: s.partition, window: s.window, start_offset_ns: s.start_ns };
         out.push(Boundary { offset_ns: s.end_ns, end: Some(end), start: None });
@@ -59,8 +65,8 @@ mod tests {
         PlannedSchedule { id: 1, name: "s".into(), major_frame_ns: 100, slots: vec![slots], periods: vec![], may_set_schedule: vec![] }
     }
 
-    fn open(partition: usize, window: u32) -> Opening {
-        Opening { partition, window }
+    fn open(partition: usize, window: u32, duration_ns: i64) -> Opening {
+        Opening { partition, window, duration_ns }
     }
 
     fn end(partition: usize, window: u32, start_offset_ns: i64) -> Ending {
@@ -78,10 +84,10 @@ mod tests {
         assert_eq!(
             b,
             vec![
-                Boundary { offset_ns: 0, end: None, start: Some(open(0, 1)) },
-                Boundary { offset_ns: 10, end: Some(end(0, 1, 0)), start: Some(open(1, 1)) },
+                Boundary { offset_ns: 0, end: None, start: Some(open(0, 1, 10)) },
+                Boundary { offset_ns: 10, end: Some(end(0, 1, 0)), start: Some(open(1, 1, 20)) },
                 Boundary { offset_ns: 30, end: Some(end(1, 1, 10)), start: None },
-                Boundary { offset_ns: 50, end: None, start: Some(open(0, 2)) },
+                Boundary { offset_ns: 50, end: None, start: Some(open(0, 2, 50)) },
                 Boundary { offset_ns: 100, end: Some(end(0, 2, 50)), start: None },
             ]
         );

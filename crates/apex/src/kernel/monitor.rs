@@ -60,7 +60,12 @@ extern "C" fn timer_main(arg: *mut c_void) -> *mut c_void {
                 earliest = earliest.min(d);
             }
         }
-        sys::futex_wait(&rt.timer_word, w, (earliest != NO_DEADLINE).then_some(earliest), Futex::Private);
+        // A deadline where the partition is stopped is looked at when its next window starts
+        // (the probe wakes this thread), without a timer (see `dispatch::sleep_until`).
+        let untimed = earliest == NO_DEADLINE || dispatch::stopped_at(rt, earliest);
+        rt.monitor_untimed.store(u32::from(earliest != NO_DEADLINE && untimed), Ordering::Release);
+        sys::futex_wait(&rt.timer_word, w, (!untimed).then_some(earliest), Futex::Private);
+        rt.monitor_untimed.store(0, Ordering::Release);
     }
 }
 
@@ -75,6 +80,7 @@ extern "C" fn probe_main(arg: *mut c_void) -> *mut c_void {
         if w != seen {
             probe.running_ns.store(sys::now_ns(), Ordering::Release);
             seen = w;
+            dispatch::wake_due_sleepers(rt, core);
             crate::kernel::hm::take_injected(rt);
         }
         if rt.cb.status.module_running.load(Ordering::Acquire) == 0 {

@@ -97,6 +97,10 @@ pub struct ProcessSlot {
     pub ack_gen: AtomicU32,
     /// Futex word of the thread's waits for START, release points and TIMED_WAIT.
     pub wake: AtomicU32,
+    /// The instant of its current timed sleep, and 1 while it waits for it without a timer
+    /// (the partition is stopped on its core then; see `dispatch::sleep_until`).
+    pub sleep_ns: AtomicI64,
+    pub untimed: AtomicU32,
     pub current_priority: AtomicI32,
     /// PROCESSOR_CORE_ID the process is pinned to, or CORE_AFFINITY_NO_PREFERENCE.
     pub core: AtomicI32,

@@ -40,6 +40,9 @@ pub struct Runtime {
     pub mode_gen: AtomicU32,
     /// Bumped (and futex-woken) when a deadline may have moved earlier.
     pub timer_word: AtomicU32,
+    /// 1 while the deadline monitor waits without a timer (its next deadline falls where the
+    /// partition is stopped; the window-start probe wakes it).
+    pub monitor_untimed: AtomicU32,
     /// Whether SCHED_FIFO is available (false after the first EPERM).
     pub rt_allowed: AtomicBool,
     /// Also print every trace event on stderr (standalone, `PARTITA_STANDALONE_TRACE=1`).
@@ -102,6 +105,7 @@ impl Runtime {
             lock: critical::PiMutex::new(),
             mode_gen: AtomicU32::new(0),
             timer_word: AtomicU32::new(0),
+            monitor_untimed: AtomicU32::new(0),
             rt_allowed: AtomicBool::new(true),
             trace_stderr: standalone && std::env::var_os("PARTITA_STANDALONE_TRACE").is_some_and(|v| v != "0"),
             requested_schedule: AtomicU32::new(0),
