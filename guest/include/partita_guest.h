@@ -9,6 +9,10 @@
 /* I/O ports the VMM serves (crates/module/src/backend/kvm/mod.rs). */
 #define PT_CONSOLE_PORT 0xe9
 #define PT_EXIT_PORT 0xf4
+/* A CPU exception: the vector, after a record (vector, error code, rip, cr2) at
+   PT_FAULT_RECORD (traps.S). */
+#define PT_FAULT_PORT 0xf6
+#define PT_FAULT_RECORD 0x5100
 /* A u64 the guest may bump as it makes progress; the VMM reads it for its park records. */
 #define PT_PROGRESS ((volatile uint64_t *)0x5000)
 
@@ -23,5 +27,6 @@ void pt_putc(char c);
 void pt_puts(const char *s);
 void pt_put_u64(uint64_t v);
 void pt_exit(uint32_t status) __attribute__((noreturn));
+void pt_traps_init(void);
 
 #endif

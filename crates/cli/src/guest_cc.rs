@@ -14,6 +14,8 @@ use std::process::{Command, ExitCode};
 const RUNTIME: &[(&str, &str)] = &[
     ("start.S", include_str!("../../../guest/start.S")),
     ("console.c", include_str!("../../../guest/console.c")),
+    ("traps.S", include_str!("../../../guest/traps.S")),
+    ("traps.c", include_str!("../../../guest/traps.c")),
     ("link.ld", include_str!("../../../guest/link.ld")),
     ("include/partita_guest.h", include_str!("../../../guest/include/partita_guest.h")),
     ("include/ARINC653.h", include_str!("../../../include/ARINC653.h")),
@@ -112,6 +114,8 @@ pub fn run(args: &[String]) -> ExitCode {
         .arg(&args.output)
         .arg(rt.join("start.S"))
         .arg(rt.join("console.c"))
+        .arg(rt.join("traps.S"))
+        .arg(rt.join("traps.c"))
         .args(&args.sources)
         .args(&args.flags)
         .status();

@@ -344,6 +344,44 @@ fn sigterm_ends_a_run_with_a_kvm_partition_and_leaves_nothing() {
     assert_eq!(leftovers(&config), Vec::<String>::new());
 }
 
+/// A guest that divides by zero, executes an invalid opcode or writes where no page maps is
+/// confined: its start-up code's exception stub reports the CPU exception, the partition ends
+/// with NUMERIC_ERROR, ILLEGAL_REQUEST or MEMORY_VIOLATION (default action: IDLE), and both
+/// process partitions keep every window.
+#[test]
+fn a_faulting_guest_ends_with_the_exceptions_error_and_harms_nobody() {
+    if !capable() {
+        return;
+    }
+    for (flag, code, what) in [
+        ("-DFAULT_DIV", "NUMERIC_ERROR", "divide error (vector 0"),
+        ("-DFAULT_UD", "ILLEGAL_REQUEST", "invalid opcode (vector 6"),
+        ("-DFAULT_PF", "MEMORY_VIOLATION", "page fault (vector 14, error code 0x2) at rip 0x"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = module_with(dir.path(), &build_guest(dir.path(), "fault", &[flag]), &build("timecheck", dir.path()), "");
+        let _machine = machine::machine_lock();
+        let (status, stdout, stderr) = finish(spawn(&config, dir.path(), &["--duration", "1s"]));
+        assert_eq!(status, Some(0), "{flag}\n{stdout}\n{stderr}");
+        assert!(stdout.contains(what), "{flag}: the end names the exception\n{stdout}");
+        let events =
+            partita_trace::read_trace(std::io::BufReader::new(std::fs::File::open(dir.path().join("run.trace")).unwrap())).unwrap();
+        assert!(
+            events.iter().any(|e| matches!(e, Event::HmEvent { partition: 1, code: c, action, .. } if c == code && action == "IDLE")),
+            "{flag}: no {code} -> IDLE\n{stdout}"
+        );
+        let summary = summarize(&events);
+        assert!(summary.check.ok, "{flag}\n{summary}");
+        // The process partitions ran in (nearly) every one of their windows.
+        for p in [2, 3] {
+            let windows = events.iter().filter(|e| matches!(e, Event::WindowStart { partition, .. } if *partition == p)).count();
+            let ran = events.iter().filter(|e| matches!(e, Event::PartitionRunning { partition, .. } if *partition == p)).count();
+            assert!(windows >= 40 && ran + 1 >= windows, "{flag}: partition {p} ran in {ran} of {windows} windows");
+        }
+        assert_eq!(leftovers(&config), Vec::<String>::new());
+    }
+}
+
 #[test]
 fn a_malformed_guest_image_is_refused_by_name() {
     if !capable() {

@@ -24,6 +24,10 @@ pub use partition::{KvmBackend, KvmPartition};
 pub const CONSOLE_PORT: u16 = 0xe9;
 /// The guest's end: a write here (1, 2 or 4 bytes: the status) ends the partition.
 pub const EXIT_PORT: u16 = 0xf4;
+/// A CPU exception in the guest (its start-up code's stubs, guest/traps.S): the vector is
+/// written here after a record at [`vm::FAULT_RECORD_ADDR`]; the partition ends with the
+/// exception's health-monitor error ([`partition::exception_error`]).
+pub const FAULT_PORT: u16 = 0xf6;
 /// Guest RAM when the configuration gives the partition no memory.
 pub const DEFAULT_RAM: usize = 16 << 20;
 /// Room kept for the guest's stack between its image and the top of RAM.

@@ -8,8 +8,8 @@
 use super::elf::{self, Image};
 use super::gate::KvmGate;
 use super::vcpu::{self, Flow, Park, VcpuControl};
-use super::vm::{self, IMAGE_BASE, PROGRESS_ADDR, Vm};
-use super::{CONSOLE_PORT, EXIT_PORT, STACK_MIN};
+use super::vm::{self, FAULT_RECORD_ADDR, IMAGE_BASE, PROGRESS_ADDR, Vm};
+use super::{CONSOLE_PORT, EXIT_PORT, FAULT_PORT, STACK_MIN};
 use crate::backend::interface::{Backend, Ended, Partition, Prepared, StartCheck, StartContext, Started};
 use crate::backend::rt;
 use crate::plan::Plan;
@@ -315,7 +315,7 @@ impl VcpuThread {
             vcpu::run_loop(
                 &self.ctl,
                 &mut fd,
-                |exit| on_exit(exit, &self.console),
+                |exit| on_exit(exit, &self.console, &self.vm),
                 |e| Ended { reason: format!("KVM_RUN failed: {e}"), code: error_code::HARDWARE_FAULT },
                 |park| {
                     let Some(file) = record.as_mut() else { return };
@@ -351,8 +351,31 @@ impl VcpuThread {
     }
 }
 
+/// The health-monitor error and the name of CPU exception `vector` in a guest: arithmetic
+/// errors are NUMERIC_ERROR, an invalid opcode ILLEGAL_REQUEST, faults on memory access
+/// MEMORY_VIOLATION, the rest HARDWARE_FAULT.
+pub fn exception_error(vector: u64) -> (u32, &'static str) {
+    match vector {
+        0 => (error_code::NUMERIC_ERROR, "divide error"),
+        4 => (error_code::NUMERIC_ERROR, "overflow"),
+        16 => (error_code::NUMERIC_ERROR, "x87 floating-point error"),
+        19 => (error_code::NUMERIC_ERROR, "SIMD floating-point error"),
+        6 => (error_code::ILLEGAL_REQUEST, "invalid opcode"),
+        3 => (error_code::ILLEGAL_REQUEST, "breakpoint"),
+        5 => (error_code::MEMORY_VIOLATION, "bound range exceeded"),
+        11 => (error_code::MEMORY_VIOLATION, "segment not present"),
+        12 => (error_code::MEMORY_VIOLATION, "stack-segment fault"),
+        13 => (error_code::MEMORY_VIOLATION, "general protection fault"),
+        14 => (error_code::MEMORY_VIOLATION, "page fault"),
+        17 => (error_code::MEMORY_VIOLATION, "alignment check"),
+        8 => (error_code::HARDWARE_FAULT, "double fault"),
+        18 => (error_code::HARDWARE_FAULT, "machine check"),
+        _ => (error_code::HARDWARE_FAULT, "CPU exception"),
+    }
+}
+
 /// What a guest's exit means: console output, its end, or a partition fault.
-fn on_exit(exit: VcpuExit<'_>, console: &File) -> Flow<Ended> {
+fn on_exit(exit: VcpuExit<'_>, console: &File, vm: &Vm) -> Flow<Ended> {
     let fault = |reason: String, code: u32| Flow::End(Ended { reason, code });
     match exit {
         VcpuExit::IoOut(CONSOLE_PORT, data) => {
@@ -365,6 +388,13 @@ fn on_exit(exit: VcpuExit<'_>, console: &File) -> Flow<Ended> {
             b[..n].copy_from_slice(&data[..n]);
             // A partition may not end (as a process partition that exits: ILLEGAL_REQUEST).
             fault(format!("exited with status {}", u32::from_le_bytes(b)), error_code::ILLEGAL_REQUEST)
+        }
+        VcpuExit::IoOut(FAULT_PORT, _) => {
+            // The guest wrote the record: its values are only quoted, the vector only mapped.
+            let [vector, error, rip, cr2] = [0, 8, 16, 24].map(|o| vm.read_u64(FAULT_RECORD_ADDR + o));
+            let (code, name) = exception_error(vector);
+            let address = if vector == 14 { format!(", address 0x{cr2:x}") } else { String::new() };
+            fault(format!("{name} (vector {vector}, error code 0x{error:x}) at rip 0x{rip:x}{address}"), code)
         }
         VcpuExit::IoOut(port, _) => {
             fault(format!("wrote to I/O port 0x{port:x}, which is not a Partita port"), error_code::ILLEGAL_REQUEST)

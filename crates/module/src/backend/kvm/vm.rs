@@ -10,6 +10,7 @@
 //! | 0x0500 | GDT: null, 64-bit code (0x08), data (0x10) |
 //! | 0x1000, 0x2000, 0x3000 | PML4, PDPT, PD |
 //! | 0x5000 | the guest's progress word ([`PROGRESS_ADDR`]) |
+//! | 0x5100 | the guest's exception record ([`FAULT_RECORD_ADDR`]) |
 //! | 0x10_0000 ([`IMAGE_BASE`]) .. top | the guest image's PT_LOAD segments, then its stack (top of RAM down) |
 
 use std::fs::File;
@@ -28,6 +29,10 @@ const PD_ADDR: u64 = 0x3000;
 /// Guest-physical address of a `u64` the guest may bump as it makes progress; the VMM reads it
 /// for its park/resume records only (`PARTITA_KVM_RECORD`, vcpu.rs).
 pub const PROGRESS_ADDR: u64 = 0x5000;
+/// Guest-physical address of the record a guest's exception stub writes before it reports the
+/// exception (`u64`s: vector, error code, rip, cr2; guest/traps.S). Written by the guest, so
+/// only read for the message.
+pub const FAULT_RECORD_ADDR: u64 = 0x5100;
 /// Lowest guest-physical address an image segment may use: below it is the VMM's.
 pub const IMAGE_BASE: u64 = 0x10_0000;
 /// Largest guest RAM: one page directory of 2 MiB pages maps 1 GiB.
