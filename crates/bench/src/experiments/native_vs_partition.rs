@@ -1,7 +1,9 @@
 //! `native-vs-partition`: workload score natively and as partitions, 1 and 2 cores, -O0..-O3.
 
 use super::c_workloads::{Part, build_wl, cpus, module_xml, parse_lines, run_module, run_native_at};
-use crate::conditions::{Conditions, CpuTimes, PARTITION_MAIN_RT_PRIORITY, baseline_problem, noise_pct, partition_rt_priority};
+use crate::conditions::{
+    Conditions, CpuTimes, PARTITION_MAIN_RT_PRIORITY, baseline_problem, loss_within_noise, noise_pct, partition_rt_priority,
+};
 use crate::experiment::{Backend, Experiment, Params, RunContext, Unit, params};
 use crate::published::{Published, as_f64};
 use crate::report::svg::{self, Axes, Series};
@@ -161,7 +163,12 @@ impl Experiment for NativeVsPartition {
                 ctx.note(format!("{kernel} -O{level}, {cores} core(s): {problem}; loss_pct is not given (rejected_loss_pct)"));
                 ctx.sample("rejected_loss_pct", Unit::Percent, loss);
             }
-            None => ctx.sample("loss_pct", Unit::Percent, loss),
+            None => {
+                if let Some(flag) = loss_within_noise(loss, noise) {
+                    ctx.note(format!("{kernel} -O{level}, {cores} core(s): {flag}"));
+                }
+                ctx.sample("loss_pct", Unit::Percent, loss)
+            }
         }
         Ok(())
     }
