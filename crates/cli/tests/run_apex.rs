@@ -417,3 +417,21 @@ fn the_error_handler_pauses_the_processes_on_every_core() {
     assert!(overlap(&w[0], &w[1]) > 100_000_000, "the workers did not run in parallel outside the handler:\n{log}");
     assert!(summarize(&events).check.ok, "{}", summarize(&events));
 }
+
+/// A priority change under the module is a brokered system call (the partition holds no
+/// CAP_SYS_NICE); while the caller waits for the broker, no process of its partition with a lower
+/// priority may run. H never blocks, so L's counter can move only inside H's brokered calls:
+/// SET_PRIORITY (re-ranking the partition's levels too) and LOCK/UNLOCK_PREEMPTION, 2,000 calls.
+#[test]
+fn no_lower_process_runs_while_a_priority_change_is_brokered() {
+    if !privileged() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let exe = build("brokered", dir.path());
+    let config = single_partition_module(dir.path(), "B", 1, &exe, "", 1);
+    let (stdout, _) = run(&config, 100);
+    let line = stdout.lines().find_map(|l| l.strip_prefix("[B] lower ran ")).unwrap_or_else(|| panic!("no result line:\n{stdout}"));
+    assert_eq!(line, "0 of 2000", "a lower process ran during brokered priority changes:\n{stdout}");
+    assert!(!stdout.contains("SET_PRIORITY "), "{stdout}");
+}

@@ -339,7 +339,7 @@ fn exit_group_goes_through_the_broker_and_ends_every_thread() {
     let Some(run) = privileged("exit_group_goes_through_the_broker_and_ends_every_thread") else { return };
     let cg = run.partition("exit-group", None).unwrap();
     let (ctl, bell) = shared_fds();
-    let broker = backend::sched_broker::SchedBroker::start().unwrap();
+    let broker = backend::sched_broker::SchedBroker::start(&[]).unwrap();
     let helper = env!("CARGO_BIN_EXE_partita-test-spin-threads");
     let mut spec = SpawnSpec::new("TEST", 7, helper, std::env::temp_dir(), ctl.as_fd(), bell.as_fd());
     spec.args = vec![OsString::from("exit"), OsString::from("3")];
@@ -371,7 +371,7 @@ fn a_signal_that_ends_a_process_goes_through_the_broker() {
     for (k, (sig, namespaces, end, demoted)) in cases.into_iter().enumerate() {
         let cg = run.partition(&format!("signal-{k}"), None).unwrap();
         let (ctl, bell) = shared_fds();
-        let broker = backend::sched_broker::SchedBroker::start().unwrap();
+        let broker = backend::sched_broker::SchedBroker::start(&[]).unwrap();
         let helper = env!("CARGO_BIN_EXE_partita-test-spin-threads");
         let mut spec = SpawnSpec::new("TEST", 7, helper, std::env::temp_dir(), ctl.as_fd(), bell.as_fd());
         spec.args = vec![OsString::from("signal"), OsString::from(sig)];

@@ -78,7 +78,9 @@ impl ProcessBackend {
         }
         // Each partition's private writable directory, removed (with the run's) when this is dropped.
         let data_dirs = DataDirs::create().map_err(|e| format!("partition data directories: {e}"))?;
-        let broker = match SchedBroker::start() {
+        // One broker per module CPU, beside the partitions it serves (sched_broker.rs).
+        let module_cpus: Vec<u32> = plan.cores.iter().map(|c| c.cpu).collect();
+        let broker = match SchedBroker::start(&module_cpus) {
             Ok(b) => Some(Arc::new(b)),
             Err(e) => return Err(format!("cannot start the scheduling broker thread: {e}")),
         };

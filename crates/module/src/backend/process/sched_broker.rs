@@ -5,9 +5,13 @@
 //! the core. RLIMIT_RTPRIO cannot replace the capability here (raising it needs
 //! CAP_SYS_RESOURCE, and it gives no lower bound), so partitions hold no capability at all and
 //! their system call filter ([`super::seccomp`]) hands `sched_setscheduler`, `sched_setparam`
-//! and `sched_setattr` to the module (SECCOMP_RET_USER_NOTIF). One broker thread per run, at
-//! [`BROKER_PRIORITY`] (above every partition thread, so a busy partition cannot delay the
-//! answer), receives each call, checks it and makes it itself:
+//! and `sched_setattr` to the module (SECCOMP_RET_USER_NOTIF). One broker thread per module CPU,
+//! pinned there at [`BROKER_PRIORITY`] (above every partition thread, so a busy partition cannot
+//! delay the answer), serves the partitions whose (first) core is on that CPU: it receives each
+//! call, checks it and makes it itself. On the caller's CPU, the broker preempts whatever would
+//! run there while the caller waits for the answer, so no process of the caller's partition of a
+//! lower priority runs in between (with one broker elsewhere, one did: issue 11's deviation),
+//! and a partition's calls are served in its own window, not another CPU's partition's:
 //!
 //! - the target thread must belong to the calling process (0 = the caller; other ids are
 //!   numbers of the partition's PID namespace, translated through `NSpid` in /proc), else ESRCH;
@@ -94,55 +98,82 @@ struct Shared {
     incoming: Mutex<Vec<OwnedFd>>,
     wake: OwnedFd,
     stop: AtomicBool,
-    counts: BrokerCounts,
+    counts: Arc<BrokerCounts>,
 }
 
-/// The broker of one run: a thread serving every partition's filter listener.
-pub struct SchedBroker {
+/// One broker thread: the CPU it is pinned to (None: not pinned) and what it shares.
+struct Server {
+    cpu: Option<u32>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
 
+/// The brokers of one run: a thread per module CPU serving the filter listeners of the
+/// partitions on that CPU.
+pub struct SchedBroker {
+    servers: Vec<Server>,
+    counts: Arc<BrokerCounts>,
+}
+
 impl SchedBroker {
-    /// Starts the broker thread (at [`BROKER_PRIORITY`] when allowed; a warning otherwise).
-    pub fn start() -> io::Result<SchedBroker> {
-        // SAFETY: eventfd with valid flags; checked and owned below.
-        let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: a fresh descriptor owned by nobody else.
-        let wake = unsafe { OwnedFd::from_raw_fd(fd) };
-        let shared =
-            Arc::new(Shared { incoming: Mutex::new(Vec::new()), wake, stop: AtomicBool::new(false), counts: BrokerCounts::default() });
-        let s = shared.clone();
-        let thread = std::thread::Builder::new().name("partita-sched".into()).spawn(move || {
-            if let Err(e) = super::rt::set_current_fifo(BROKER_PRIORITY) {
-                eprintln!("partita: warning: the scheduling broker runs without real-time priority: {e}");
+    /// Starts a broker thread pinned to each of `cpus` (one unpinned thread when empty), at
+    /// [`BROKER_PRIORITY`] when allowed (a warning otherwise).
+    pub fn start(cpus: &[u32]) -> io::Result<SchedBroker> {
+        let counts = Arc::new(BrokerCounts::default());
+        let mut broker = SchedBroker { servers: Vec::new(), counts: counts.clone() };
+        let placements: Vec<Option<u32>> = if cpus.is_empty() { vec![None] } else { cpus.iter().copied().map(Some).collect() };
+        for cpu in placements {
+            // SAFETY: eventfd with valid flags; checked and owned below.
+            let fd = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
             }
-            serve(&s);
-        })?;
-        Ok(SchedBroker { shared, thread: Some(thread) })
+            // SAFETY: a fresh descriptor owned by nobody else.
+            let wake = unsafe { OwnedFd::from_raw_fd(fd) };
+            let shared = Arc::new(Shared { incoming: Mutex::new(Vec::new()), wake, stop: AtomicBool::new(false), counts: counts.clone() });
+            let s = shared.clone();
+            let name = cpu.map_or("partita-sched".to_string(), |c| format!("partita-sched{c}"));
+            let thread = std::thread::Builder::new().name(name).spawn(move || {
+                if let Some(c) = cpu
+                    && let Err(e) = super::rt::pin_current_thread(c as usize)
+                {
+                    eprintln!("partita: warning: the scheduling broker of CPU {c} cannot be pinned there: {e}");
+                }
+                if let Err(e) = super::rt::set_current_fifo(BROKER_PRIORITY) {
+                    eprintln!("partita: warning: the scheduling broker runs without real-time priority: {e}");
+                }
+                serve(&s);
+            })?;
+            // Pushed at once: a later failure stops the threads started so far (Drop).
+            broker.servers.push(Server { cpu, shared, thread: Some(thread) });
+        }
+        Ok(broker)
     }
 
-    /// Serves the filter listener of a newly started partition program.
-    pub fn add(&self, listener: OwnedFd) {
-        self.shared.incoming.lock().unwrap_or_else(|e| e.into_inner()).push(listener);
-        kick(self.shared.wake.as_raw_fd());
+    /// Serves the filter listener of a newly started partition program whose first core is on
+    /// host CPU `cpu` (by that CPU's broker; the first one when none serves it).
+    pub fn add(&self, listener: OwnedFd, cpu: Option<u32>) {
+        let server = self.servers.iter().find(|s| s.cpu.is_some() && s.cpu == cpu).unwrap_or(&self.servers[0]);
+        server.shared.incoming.lock().unwrap_or_else(|e| e.into_inner()).push(listener);
+        kick(server.shared.wake.as_raw_fd());
     }
 
     pub fn counts(&self) -> &BrokerCounts {
-        &self.shared.counts
+        &self.counts
     }
 }
 
 impl Drop for SchedBroker {
-    /// Stops the thread; pending and later calls of partitions still running fail (ENOSYS).
+    /// Stops the threads; pending and later calls of partitions still running fail (ENOSYS).
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::Release);
-        kick(self.shared.wake.as_raw_fd());
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        for s in &self.servers {
+            s.shared.stop.store(true, Ordering::Release);
+            kick(s.shared.wake.as_raw_fd());
+        }
+        for s in &mut self.servers {
+            if let Some(t) = s.thread.take() {
+                let _ = t.join();
+            }
         }
     }
 }

@@ -455,7 +455,7 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
         .map_err(|e| Error::io(format!("taking the system call filter listener (fd {listener}) of partition {}", spec.name), e))?;
     // Before its first instruction (it waits at its gate): its first brokered call has a server.
     if let Some(b) = spec.broker {
-        b.add(listener);
+        b.add(listener, spec.cpus.first().map(|&c| c as u32));
     }
     let mut start = StartState::Gated;
     if spec.start_stopped {
