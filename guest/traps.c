@@ -26,7 +26,9 @@ void pt_traps_init(void) {
         uint64_t a = pt_trap_table[v];
         idt[v].offset_low = (uint16_t)a;
         idt[v].selector = 0x08;
-        idt[v].ist = 0;
+        /* A double fault and a page fault run on the VMM's exception stack (IST1 of its TSS):
+           a stack overflow into the guard page must still reach the stub. */
+        idt[v].ist = (v == 8 || v == 14) ? 1 : 0;
         idt[v].type_attr = 0x8e; /* present, ring 0, 64-bit interrupt gate */
         idt[v].offset_mid = (uint16_t)(a >> 16);
         idt[v].offset_high = (uint32_t)(a >> 32);

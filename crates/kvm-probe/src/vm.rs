@@ -90,7 +90,7 @@ impl Guest {
     pub fn create(kvm: &Kvm, ram: &File, mem_mib: usize, entry: Entry) -> io::Result<(Guest, SetupTimes)> {
         let t0 = Instant::now();
         let (vm, times) = Vm::create(kvm, ram.try_clone()?, mem_mib << 20)?;
-        vm.write_boot_tables()?;
+        vm.write_boot_tables(None)?;
         vm.write("guest code", &GUEST_CODE, CODE_ADDR)?;
         vm.write("counter", &0u64.to_le_bytes(), COUNTER_ADDR)?;
         let tm = Instant::now();

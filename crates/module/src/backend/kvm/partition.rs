@@ -165,12 +165,13 @@ pub struct KvmPartition {
 }
 
 impl KvmPartition {
-    /// Empties RAM, loads the image and resets every vCPU's registers.
+    /// Empties RAM, loads the image (the stack's guard page right above it, unmapped) and
+    /// resets every vCPU's registers.
     fn load(&mut self) -> Result<Image, String> {
         let image = elf::load(&self.image, IMAGE_BASE, image_limit(&self.vm))?;
         let err = |e: io::Error| format!("guest image {}: cannot load it: {e}", self.image.display());
         self.vm.clear().map_err(err)?;
-        self.vm.write_boot_tables().map_err(err)?;
+        self.vm.write_boot_tables(Some(guard_page(&image))).map_err(err)?;
         for s in &image.segments {
             self.vm.write("segment", &s.data, s.addr).map_err(err)?;
         }
@@ -202,7 +203,7 @@ impl Partition for KvmPartition {
         if self.running.is_some() {
             return Err("already running".into());
         }
-        self.load()?;
+        let guard = guard_page(&self.load()?);
         let io = |e: io::Error| format!("kvm partition {}: {e}", self.name);
         let (stdout, console) = pipe().map_err(io)?;
         let (stderr, _) = pipe().map_err(io)?;
@@ -229,6 +230,7 @@ impl Partition for KvmPartition {
                 boots: k == 0,
                 record,
                 name: self.name.clone(),
+                guard,
             };
             v.ctl.prepare_thread();
             let spawned = std::thread::Builder::new().name(format!("partita-vcpu{k}")).spawn(move || t.run(fd));
@@ -295,6 +297,14 @@ struct VcpuThread {
     boots: bool,
     record: Option<File>,
     name: String,
+    /// The stack's guard page (a page fault there is a STACK_OVERFLOW).
+    guard: u64,
+}
+
+/// The stack's guard page of a loaded image: the 4 KiB page right above its highest segment
+/// (the stack grows down from the top of RAM towards it).
+fn guard_page(image: &Image) -> u64 {
+    image.end.div_ceil(4096) * 4096
 }
 
 impl VcpuThread {
@@ -315,7 +325,7 @@ impl VcpuThread {
             vcpu::run_loop(
                 &self.ctl,
                 &mut fd,
-                |exit| on_exit(exit, &self.console, &self.vm),
+                |exit| on_exit(exit, &self.console, &self.vm, self.guard),
                 |e| Ended { reason: format!("KVM_RUN failed: {e}"), code: error_code::HARDWARE_FAULT },
                 |park| {
                     let Some(file) = record.as_mut() else { return };
@@ -375,7 +385,7 @@ pub fn exception_error(vector: u64) -> (u32, &'static str) {
 }
 
 /// What a guest's exit means: console output, its end, or a partition fault.
-fn on_exit(exit: VcpuExit<'_>, console: &File, vm: &Vm) -> Flow<Ended> {
+fn on_exit(exit: VcpuExit<'_>, console: &File, vm: &Vm, guard: u64) -> Flow<Ended> {
     let fault = |reason: String, code: u32| Flow::End(Ended { reason, code });
     match exit {
         VcpuExit::IoOut(CONSOLE_PORT, data) => {
@@ -392,6 +402,12 @@ fn on_exit(exit: VcpuExit<'_>, console: &File, vm: &Vm) -> Flow<Ended> {
         VcpuExit::IoOut(FAULT_PORT, _) => {
             // The guest wrote the record: its values are only quoted, the vector only mapped.
             let [vector, error, rip, cr2] = [0, 8, 16, 24].map(|o| vm.read_u64(FAULT_RECORD_ADDR + o));
+            if vector == 14 && (guard..guard + 4096).contains(&cr2) {
+                return fault(
+                    format!("stack overflow (page fault at 0x{cr2:x}, in the guard page below the stack) at rip 0x{rip:x}"),
+                    error_code::STACK_OVERFLOW,
+                );
+            }
             let (code, name) = exception_error(vector);
             let address = if vector == 14 { format!(", address 0x{cr2:x}") } else { String::new() };
             fault(format!("{name} (vector {vector}, error code 0x{error:x}) at rip 0x{rip:x}{address}"), code)

@@ -9,8 +9,12 @@
 //! |---|---|
 //! | 0x0500 | GDT: null, 64-bit code (0x08), data (0x10) |
 //! | 0x1000, 0x2000, 0x3000 | PML4, PDPT, PD |
+//! | 0x4000 | the page table of the 2 MiB region holding the stack's guard page |
 //! | 0x5000 | the guest's progress word ([`PROGRESS_ADDR`]) |
 //! | 0x5100 | the guest's exception record ([`FAULT_RECORD_ADDR`]) |
+//! | 0x6000 | the 64-bit TSS (IST1 = the exception stack) |
+//! | 0x7000 .. 0x8000 | the exception stack ([`EXCEPTION_STACK_TOP`]) |
+//! | image end (4 KiB-aligned) | the stack's guard page: not mapped |
 //! | 0x10_0000 ([`IMAGE_BASE`]) .. top | the guest image's PT_LOAD segments, then its stack (top of RAM down) |
 
 use std::fs::File;
@@ -26,6 +30,13 @@ const GDT_ADDR: u64 = 0x500;
 const PML4_ADDR: u64 = 0x1000;
 const PDPT_ADDR: u64 = 0x2000;
 const PD_ADDR: u64 = 0x3000;
+/// The 4 KiB page table of the 2 MiB region holding the stack's guard page.
+const GUARD_PT_ADDR: u64 = 0x4000;
+/// The 64-bit TSS: its IST1 is the exception stack, so that a fault with a broken stack (a
+/// stack overflow into the guard page) still reaches the guest's exception stub.
+const TSS_ADDR: u64 = 0x6000;
+/// Top of the 4 KiB exception stack (IST1), below it down to 0x7000.
+pub const EXCEPTION_STACK_TOP: u64 = 0x8000;
 /// Guest-physical address of a `u64` the guest may bump as it makes progress; the VMM reads it
 /// for its park/resume records only (`PARTITA_KVM_RECORD`, vcpu.rs).
 pub const PROGRESS_ADDR: u64 = 0x5000;
@@ -115,16 +126,33 @@ impl Vm {
         self.mem.read_obj::<u64>(GuestAddress(addr)).unwrap_or(0)
     }
 
-    /// Writes the GDT and the identity-mapping page tables (2 MiB pages over all of RAM).
-    pub fn write_boot_tables(&self) -> io::Result<()> {
-        let gdt: [u64; 3] = [0, 0x00af_9b00_0000_ffff, 0x00cf_9300_0000_ffff];
+    /// Writes the GDT (with a 64-bit TSS whose IST1 is the exception stack) and the identity-
+    /// mapping page tables (2 MiB pages over all of RAM), leaving the 4 KiB page at `guard` (if
+    /// any, 4 KiB-aligned, inside RAM) unmapped: the stack's guard page.
+    pub fn write_boot_tables(&self, guard: Option<u64>) -> io::Result<()> {
+        // null, 64-bit code (0x08), data (0x10), TSS (0x18, 16 bytes).
+        let (base, limit) = (TSS_ADDR, 0x67u64);
+        let tss_low = (limit & 0xffff) | ((base & 0xff_ffff) << 16) | (0x89 << 40) | (((base >> 24) & 0xff) << 56);
+        let gdt: [u64; 5] = [0, 0x00af_9b00_0000_ffff, 0x00cf_9300_0000_ffff, tss_low, base >> 32];
         self.write("GDT", &u64s(&gdt), GDT_ADDR)?;
+        // TSS: IST1 at offset 0x24.
+        let mut tss = [0u8; 0x68];
+        tss[0x24..0x2c].copy_from_slice(&EXCEPTION_STACK_TOP.to_le_bytes());
+        tss[0x66..0x68].copy_from_slice(&0x68u16.to_le_bytes()); // no I/O permission bitmap
+        self.write("TSS", &tss, TSS_ADDR)?;
         const PRESENT_WRITABLE: u64 = 0b11;
         const HUGE: u64 = 1 << 7;
         self.write("PML4", &(PDPT_ADDR | PRESENT_WRITABLE).to_le_bytes(), PML4_ADDR)?;
         self.write("PDPT", &(PD_ADDR | PRESENT_WRITABLE).to_le_bytes(), PDPT_ADDR)?;
         let pages = self.size.div_ceil(2 << 20).min(512);
-        let pd: Vec<u64> = (0..pages as u64).map(|i| (i << 21) | PRESENT_WRITABLE | HUGE).collect();
+        let mut pd: Vec<u64> = (0..pages as u64).map(|i| (i << 21) | PRESENT_WRITABLE | HUGE).collect();
+        if let Some(g) = guard.filter(|&g| g % 4096 == 0 && g < self.size as u64) {
+            let region = g >> 21;
+            let pt: Vec<u64> =
+                (0..512u64).map(|j| (region << 21) | (j << 12)).map(|a| if a == g { 0 } else { a | PRESENT_WRITABLE }).collect();
+            self.write("guard page table", &u64s(&pt), GUARD_PT_ADDR)?;
+            pd[region as usize] = GUARD_PT_ADDR | PRESENT_WRITABLE;
+        }
         self.write("PD", &u64s(&pd), PD_ADDR)
     }
 }
@@ -156,7 +184,9 @@ pub fn set_long_mode(vcpu: &VcpuFd, rip: u64, rsp: u64, arg: u64) -> io::Result<
     sregs.cs = code;
     (sregs.ds, sregs.es, sregs.fs, sregs.gs, sregs.ss) = (data, data, data, data, data);
     sregs.gdt.base = GDT_ADDR;
-    sregs.gdt.limit = 3 * 8 - 1;
+    sregs.gdt.limit = 5 * 8 - 1;
+    // The TSS of `write_boot_tables` (busy 64-bit TSS), for the exception stack (IST1).
+    sregs.tr = kvm_segment { base: TSS_ADDR, limit: 0x67, selector: 0x18, type_: 0xb, present: 1, s: 0, ..Default::default() };
     sregs.idt.base = 0;
     sregs.idt.limit = 0;
     const CR0_PE: u64 = 1;
