@@ -111,13 +111,61 @@ struct Starting {
 pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     let plan = &state.plan;
     let per_schedule: Vec<Vec<Boundary>> = plan.schedules.iter().map(|s| boundaries(s, core)).collect();
-    let mut sched = plan.initial_schedule;
-    let mut frame_start = state.epoch_ns();
-    let mut frames = 0u64;
-    let mut pending: Vec<PendingStop> = Vec::new();
-    let mut margin = Margin::new(state.early_wake_ns, state.early_wake_ns.min(30_000));
-    // A FIXED_PRIORITY core runs its partitions for the whole run; the kernel serves the most
-    // urgent one that has work (their priority bands are disjoint).
+    let mut c = CoreLoop {
+        state,
+        core,
+        clock,
+        sched: plan.initial_schedule,
+        frame_start: state.epoch_ns(),
+        frames: 0,
+        pending: Vec::new(),
+        margin: Margin::new(state.early_wake_ns, state.early_wake_ns.min(30_000)),
+        open: None,
+        carried: None,
+    };
+    let served = start_served(state, core, clock, c.sched);
+    'frames: loop {
+        if state.stop.load(Ordering::Acquire)
+            || (state.frames_limit > 0 && c.frames >= state.frames_limit)
+            || c.frame_start >= state.end_ns()
+        {
+            break;
+        }
+        // A schedule change applies to every core at the same frame boundary.
+        let first_started = c.carried.is_some();
+        let next = c.carried.take().unwrap_or_else(|| schedule_of_frame(state, c.sched, c.frame_start));
+        if next != c.sched {
+            if core == 0 {
+                publish_schedule(state, c.sched, next, c.frame_start);
+            }
+            c.sched = next;
+        }
+        let maf = plan.schedules[c.sched].major_frame_ns;
+        for i in usize::from(first_started)..per_schedule[c.sched].len() {
+            if !c.boundary(&per_schedule, i) {
+                break 'frames;
+            }
+        }
+        c.frame_start += maf;
+        c.frames += 1;
+        if core == 0 {
+            state.frames.store(c.frames, Ordering::Release);
+        }
+        if per_schedule[c.sched].is_empty() {
+            // A core without windows in this schedule just follows the frames.
+            clock.sleep_until(c.frame_start);
+        }
+    }
+    finish_core(state, core, clock, &served, c.open, c.pending);
+    state.cores_done.fetch_add(1, Ordering::AcqRel);
+    c.frames
+}
+
+/// A FIXED_PRIORITY core runs its partitions for the whole run; the kernel serves the most
+/// urgent one that has work (their priority bands are disjoint). Starts them at the epoch;
+/// returns them.
+fn start_served(state: &RunState, core: usize, clock: &dyn Clock, sched: usize) -> Vec<usize> {
+    let plan = &state.plan;
     let served: Vec<usize> =
         (0..plan.partitions.len()).filter(|&p| plan.partitions[p].served_by_priority.is_some_and(|(c, _)| c as usize == core)).collect();
     if !served.is_empty() {
@@ -137,32 +185,92 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             );
         }
     }
-    // Partition whose window is open on this core, with its planned start.
-    let mut open: Option<(usize, i64)> = None;
-    // The schedule of the next frame, when its first window was already started with the last
-    // boundary of the previous frame (the same instant; see `merged_frame_start`).
-    let mut carried: Option<usize> = None;
-    'frames: loop {
-        if state.stop.load(Ordering::Acquire) || (state.frames_limit > 0 && frames >= state.frames_limit) || frame_start >= state.end_ns() {
-            break;
+    served
+}
+
+/// The end of a core's run: the served partitions and the open window are stopped, and the run
+/// ends only once every stop it requested is complete (at most 0.5 s).
+fn finish_core(
+    state: &RunState,
+    core: usize,
+    clock: &dyn Clock,
+    served: &[usize],
+    open: Option<(usize, i64)>,
+    mut pending: Vec<PendingStop>,
+) {
+    for &p in served {
+        let now = clock.now_ns();
+        state.emit(
+            core,
+            Event::WindowEnd {
+                t: state.rel(now),
+                core: core as u32,
+                partition: state.plan.partitions[p].id,
+                window: 0,
+                planned: state.rel(now),
+            },
+        );
+        if let Some(stop) = leave(state, core, p, clock, None) {
+            pending.push(PendingStop::at_run_end(p, stop, now));
         }
-        // A schedule change applies to every core at the same frame boundary.
-        let first_started = carried.is_some();
-        let next = carried.take().unwrap_or_else(|| schedule_of_frame(state, sched, frame_start));
-        if next != sched {
-            if core == 0 {
-                publish_schedule(state, sched, next, frame_start);
-            }
-            sched = next;
+    }
+    if let Some((p, planned)) = open {
+        let now = clock.now_ns();
+        if let Some(stop) = leave(state, core, p, clock, None) {
+            pending.push(PendingStop::at_run_end(p, stop, now));
         }
+        report_probe(state, core, p, planned, clock);
+    }
+    let deadline = clock.now_ns() + 500_000_000;
+    while !pending.is_empty() && clock.now_ns() < deadline {
+        clock.sleep_until(clock.now_ns() + 100_000);
+        confirm_stops(state, core, &mut pending, None, clock);
+    }
+    for s in pending {
+        eprintln!("partita: partition {} did not stop within 0.5 s of the end of the run", state.plan.partitions[s.partition].name);
+    }
+}
+
+/// What one core's scheduler carries from boundary to boundary.
+struct CoreLoop<'a> {
+    state: &'a RunState,
+    core: usize,
+    clock: &'a dyn Clock,
+    /// The schedule in force, the start of the current frame and the frames completed.
+    sched: usize,
+    frame_start: i64,
+    frames: u64,
+    /// Stops requested at earlier boundaries, to be confirmed.
+    pending: Vec<PendingStop>,
+    margin: Margin,
+    /// Partition whose window is open on this core, with its planned start.
+    open: Option<(usize, i64)>,
+    /// The schedule of the next frame, when its first window was already started with the last
+    /// boundary of the previous frame (the same instant; see `merged_frame_start`).
+    carried: Option<usize>,
+}
+
+impl CoreLoop<'_> {
+    /// Handles boundary `i` of the current frame: wakes the margin before it, stops the
+    /// outgoing partition, releases the incoming one, spins to the boundary and gives the core
+    /// up. False when the run stops.
+    fn boundary(&mut self, per_schedule: &[Vec<Boundary>], i: usize) -> bool {
+        let (state, core, clock) = (self.state, self.core, self.clock);
+        let plan = &state.plan;
+        let (sched, frame_start, frames) = (self.sched, self.frame_start, self.frames);
         let maf = plan.schedules[sched].major_frame_ns;
         let list = &per_schedule[sched];
-        for (i, b) in list.iter().enumerate().skip(usize::from(first_started)) {
+        let b = &list[i];
+        let mut pending = std::mem::take(&mut self.pending);
+        let mut open = self.open;
+        let carried;
+        let margin = &mut self.margin;
+        let going_on = 'step: {
             let planned = frame_start + b.offset_ns;
             // The frame's last boundary also starts the next frame's first window when both
             // fall at this instant: one preparation, one spin.
             let merged =
-                if i + 1 == list.len() { merged_frame_start(state, &per_schedule, sched, b, frame_start + maf, frames + 1) } else { None };
+                if i + 1 == list.len() { merged_frame_start(state, per_schedule, sched, b, frame_start + maf, frames + 1) } else { None };
             let b = &match merged {
                 Some((_, first)) => Boundary { start: first.start, ..*b },
                 None => *b,
@@ -266,48 +374,15 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             }
             carried = merged.map(|(next_sched, _)| next_sched);
             if state.stop.load(Ordering::Acquire) {
-                break 'frames;
+                break 'step false;
             }
             chase_stops(state, core, &mut pending, open.map(|o| o.0), clock, next_boundary - margin.get());
-        }
-        frame_start += maf;
-        frames += 1;
-        if core == 0 {
-            state.frames.store(frames, Ordering::Release);
-        }
-        if per_schedule[sched].is_empty() {
-            // A core without windows in this schedule just follows the frames.
-            clock.sleep_until(frame_start);
-        }
+            true
+        };
+        self.pending = pending;
+        (self.open, self.carried) = (open, carried);
+        going_on
     }
-    for &p in &served {
-        let now = clock.now_ns();
-        state.emit(
-            core,
-            Event::WindowEnd { t: state.rel(now), core: core as u32, partition: plan.partitions[p].id, window: 0, planned: state.rel(now) },
-        );
-        if let Some(stop) = leave(state, core, p, clock, None) {
-            pending.push(PendingStop::at_run_end(p, stop, now));
-        }
-    }
-    if let Some((p, planned)) = open {
-        let now = clock.now_ns();
-        if let Some(stop) = leave(state, core, p, clock, None) {
-            pending.push(PendingStop::at_run_end(p, stop, now));
-        }
-        report_probe(state, core, p, planned, clock);
-    }
-    // The run ends only once every stop it requested is complete.
-    let deadline = clock.now_ns() + 500_000_000;
-    while !pending.is_empty() && clock.now_ns() < deadline {
-        clock.sleep_until(clock.now_ns() + 100_000);
-        confirm_stops(state, core, &mut pending, None, clock);
-    }
-    for s in pending {
-        eprintln!("partita: partition {} did not stop within 0.5 s of the end of the run", state.plan.partitions[s.partition].name);
-    }
-    state.cores_done.fetch_add(1, Ordering::AcqRel);
-    frames
 }
 
 /// The schedule of the frame starting at `frame_start`: a requested change applies there.
