@@ -361,6 +361,23 @@ fn intervals(log: &str, prefix: &str) -> Vec<(i64, i64)> {
         .collect()
 }
 
+/// A run of the parallel module: stdout, the trace, M's log and its two workers' run intervals.
+struct Parallel {
+    stdout: String,
+    events: Vec<Event>,
+    log: String,
+    workers: Vec<Vec<(i64, i64)>>,
+}
+
+/// Runs the parallel module (`args` for M) for `frames` frames.
+fn run_parallel(dir: &std::path::Path, args: &str, frames: u32) -> Parallel {
+    let config = parallel_module(dir, args);
+    let (stdout, events) = run(&config, frames);
+    let log = std::fs::read_to_string(dir.join("logs/M.log")).unwrap();
+    let workers = (0..2).map(|k| intervals(&log, &format!("ran {k} "))).collect();
+    Parallel { stdout, events, log, workers }
+}
+
 /// Total time during which an interval of `a` and one of `b` both hold.
 fn overlap(a: &[(i64, i64)], b: &[(i64, i64)]) -> i64 {
     a.iter().flat_map(|&(s, e)| b.iter().map(move |&(t, f)| (e.min(f) - s.max(t)).max(0))).sum()
@@ -376,10 +393,7 @@ fn processes_without_a_core_preference_run_in_parallel_on_the_partitions_cores()
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let config = parallel_module(dir.path(), "");
-    let (stdout, events) = run(&config, 50);
-    let log = std::fs::read_to_string(dir.path().join("logs/M.log")).unwrap();
-    let w: Vec<Vec<(i64, i64)>> = (0..2).map(|k| intervals(&log, &format!("ran {k} "))).collect();
+    let Parallel { stdout, events, log, workers: w } = run_parallel(dir.path(), "", 50);
     let ms = 1_000_000i64;
     for (k, ran) in w.iter().enumerate() {
         assert!(ran.len() >= 20, "worker {k} ran in only {} intervals:\n{log}\n{stdout}", ran.len());
@@ -406,14 +420,11 @@ fn the_error_handler_pauses_the_processes_on_every_core() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let config = parallel_module(dir.path(), "pause");
-    let (stdout, events) = run(&config, 100);
-    let log = std::fs::read_to_string(dir.path().join("logs/M.log")).unwrap();
+    let Parallel { stdout, events, log, workers: w } = run_parallel(dir.path(), "pause", 100);
     let handler: Vec<&str> = log.lines().filter(|l| l.starts_with("handler ") && *l != "handler cut").collect();
     assert!(handler.len() >= 5, "the error handler watched the workers {} times:\n{log}\n{stdout}", handler.len());
     // Each time, both workers' loop counters stood still within 3 ms and for the 2 ms after.
     assert!(handler.iter().all(|l| *l == "handler 1 0"), "workers ran while the error handler did (SETTLED MOVED): {handler:?}");
-    let w: Vec<Vec<(i64, i64)>> = (0..2).map(|k| intervals(&log, &format!("ran {k} "))).collect();
     assert!(overlap(&w[0], &w[1]) > 100_000_000, "the workers did not run in parallel outside the handler:\n{log}");
     assert!(summarize(&events).check.ok, "{}", summarize(&events));
 }
