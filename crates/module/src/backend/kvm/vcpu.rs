@@ -216,9 +216,10 @@ impl VcpuControl {
         if base > 0 {
             let _ = rt::set_current_fifo(base);
         }
-        // Running again before the request is looked at again (the loop's top): a stop
-        // requested from here on is either seen there or kicks KVM_RUN.
-        self.running.store(true, Ordering::SeqCst);
+        // Still not running: [`run_loop`] marks it running just before KVM_RUN, after looking at
+        // the request once more. So whatever happens here (the caller's park record is a file
+        // write, which a loaded disk can hold for milliseconds) counts as stopped, and a stop
+        // requested meanwhile is confirmed at once instead of at the next window.
         on_park(Park::Resumed);
         true
     }
