@@ -263,7 +263,13 @@ fn check_run(dir: &Path, stdout: &str) -> u64 {
                 assert!(b.t <= c, "the scheduler confirmed the stop at {c} before the vCPU parked at {}", b.t);
             }
         }
-        assert!(windows.get(w + 1).is_none_or(|&(next, _)| b.t < next), "still running at {} into its next window", b.t);
+        assert!(
+            windows.get(w + 1).is_none_or(|&(next, _)| b.t < next),
+            "still running at {} into its next window; resumed {a:?}, windows {:?}, stops (issued, confirmed) {:?}",
+            b.t,
+            &windows[w..(w + 2).min(windows.len())],
+            &stops[w.min(stops.len())..(w + 2).min(stops.len())]
+        );
         assert!(b.progress > a.progress, "the guest made no progress in its window [{start}, {end}]: {a:?} -> {b:?}");
         run_intervals += 1;
     }
