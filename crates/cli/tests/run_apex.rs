@@ -8,7 +8,7 @@ mod partitions;
 
 use partita_trace::Event;
 use partita_trace::summary::summarize;
-use partitions::{build, privileged, ran_intervals, run, single_partition_module};
+use partitions::{build, intervals, privileged, ran_intervals, run, single_partition_module};
 
 /// A partition's name, core and windows ((start, end) in ms of the 40 ms major frame).
 type PartitionWindows = (&'static str, u32, &'static [(u32, u32)]);
@@ -348,17 +348,6 @@ fn parallel_module(dir: &std::path::Path, args: &str) -> std::path::PathBuf {
     let config = dir.join("module.xml");
     std::fs::write(&config, xml).unwrap();
     config
-}
-
-/// The intervals "PREFIX START END" of a log, in ns.
-fn intervals(log: &str, prefix: &str) -> Vec<(i64, i64)> {
-    log.lines()
-        .filter_map(|l| l.strip_prefix(prefix))
-        .map(|l| {
-            let mut it = l.split_whitespace().map(|v| v.parse::<i64>().unwrap());
-            (it.next().unwrap(), it.next().unwrap())
-        })
-        .collect()
 }
 
 /// A run of the parallel module: stdout, the trace, M's log and its two workers' run intervals.

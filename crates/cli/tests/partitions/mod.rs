@@ -9,8 +9,13 @@ use std::path::{Path, PathBuf};
 /// `(start, end)` of each interval a timecheck-like partition printed in its log ("ran START END"
 /// lines, ns since the module epoch).
 pub fn ran_intervals(log: &str) -> Vec<(i64, i64)> {
+    intervals(log, "ran ")
+}
+
+/// The intervals of a partition's log lines "PREFIX START END" (ns).
+pub fn intervals(log: &str, prefix: &str) -> Vec<(i64, i64)> {
     log.lines()
-        .filter_map(|l| l.strip_prefix("ran "))
+        .filter_map(|l| l.strip_prefix(prefix))
         .map(|l| {
             let mut it = l.split_whitespace().map(|v| v.parse::<i64>().unwrap());
             (it.next().unwrap(), it.next().unwrap())
