@@ -1,4 +1,4 @@
-//! `partita bench soak --quick` (90 s of a two-core module under host load, a partition
+//! `partita bench soak --quick` (120 s of a two-core module under host load, a partition
 //! restarted cold every few frames, every error code injected; crates/bench/src/experiments/
 //! soak.rs): no overlap, no time partition running outside its window as the module enforced
 //! it, every window started, no message lost, duplicated, reordered or torn, restarts, every
@@ -30,7 +30,7 @@ fn soak() -> Option<&'static Soaked> {
         let out = Command::new(assert_cmd::cargo::cargo_bin!("partita"))
             .args(["bench", "soak", "--quick", "--json", "--db"])
             .arg(dir.path().join("r.db"))
-            // 90 s of soak, the wait for the machine lock and the bench's own start and end.
+            // 120 s of soak, the wait for the machine lock and the bench's own start and end.
             .timeout(std::time::Duration::from_secs(900))
             .output();
         Some(out.map_err(|e| e.to_string()).and_then(|out| {
@@ -91,7 +91,7 @@ fn a_quick_soak_keeps_messages_faults_and_the_schedule() {
 
     // Faults: the faulty partition was restarted by its HM table, again and again; every
     // injected code reached the health monitor.
-    // (About 500 in 90 s; a few suffice here: a stuck restart is the soak's to report.)
+    // (About 650 in 120 s; a few suffice here: a stuck restart is the soak's to report.)
     assert!(m("restarts_Faulty") >= 5.0, "{report}");
     assert!(m("hm_Faulty_MEMORY_VIOLATION_COLD_START_detected") >= 5.0, "{report}");
     for code in partita_bench::experiments::soak::CODES {

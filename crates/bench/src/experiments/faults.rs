@@ -361,11 +361,49 @@ impl Experiment for Faults {
         let (run, chunks, _) = one_run(ctx, secs, &inject, "faults")?;
         record(ctx, &injected, &base, &base_chunks, "baseline_");
         record(ctx, &injected, &run, &chunks, "");
+        compare_lateness(ctx, &base, &run, secs);
         for w in &run.first_wrong {
             ctx.note(format!("wrong action: {w}"));
         }
         Ok(())
     }
+}
+
+/// Whether the faults changed the other partitions' window-start lateness, judged against the
+/// fault-free run's own variation (this VM's host stalls move a run's p99 by tens of
+/// microseconds from one 10-s stretch to the next, so one p99 against another says nothing):
+/// per core, `lateness_p99_excess_coreN_ns` is the faulted run's p99 minus the fault-free run's,
+/// and `lateness_changed_coreN` is 1 when the faulted run's p99 is above the worst p99 of the
+/// fault-free run's 10-s segments (noted, with both figures).
+fn compare_lateness(ctx: &mut RunContext, base: &Campaign, run: &Campaign, secs: u64) {
+    for (core, with) in &run.lateness {
+        let Some(without) = base.lateness.get(core) else { continue };
+        let (Some(p_with), Some(p_without)) = (p99(with), p99(without)) else { continue };
+        let noise = segment_p99s(without, secs, 10).into_iter().fold(p_without, f64::max);
+        ctx.sample(&format!("lateness_p99_excess_core{core}_ns"), Unit::Ns, p_with - p_without);
+        ctx.sample(&format!("lateness_p99_noise_core{core}_ns"), Unit::Ns, noise);
+        let changed = p_with > noise;
+        ctx.sample(&format!("lateness_changed_core{core}"), Unit::Count, f64::from(u8::from(changed)));
+        if changed {
+            ctx.note(format!(
+                "core {core}: window-start lateness p99 with faults {:.1} us, beyond the fault-free run's worst 10-s p99 {:.1} us",
+                p_with / 1e3,
+                noise / 1e3
+            ));
+        }
+    }
+}
+
+fn p99(v: &[f64]) -> Option<f64> {
+    let mut sorted = v.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    crate::stats::percentile(&sorted, 99.0)
+}
+
+/// The p99 of each `every`-second stretch of `v`, samples in time order over `secs` seconds.
+fn segment_p99s(v: &[f64], secs: u64, every: u64) -> Vec<f64> {
+    let per = (v.len() as u64 * every).div_ceil(secs.max(1)).max(1) as usize;
+    v.chunks(per).filter_map(p99).collect()
 }
 
 fn record(ctx: &mut RunContext, injected: &BTreeMap<(String, String), u64>, c: &Campaign, chunks: &ChunkedCheck, prefix: &str) {
@@ -480,6 +518,15 @@ mod tests {
         assert_eq!(configured("TargetR", 1, "NUMERIC_ERROR"), ("PARTITION", "IGNORE"));
         assert_eq!(configured("TargetI", 2, "HARDWARE_FAULT"), ("PARTITION", "IDLE"));
         assert_eq!(configured("TargetN", 2, "POWER_FAILURE"), ("MODULE", "IGNORE"));
+    }
+
+    #[test]
+    fn segments_split_a_run_in_time_order() {
+        let v: Vec<f64> = (0..100).map(f64::from).collect();
+        let s = segment_p99s(&v, 10, 5);
+        assert_eq!(s.len(), 2);
+        assert!(s[0] < 50.0 && s[1] >= 98.0, "{s:?}");
+        assert_eq!(p99(&[]), None);
     }
 
     #[test]

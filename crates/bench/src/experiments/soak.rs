@@ -1,4 +1,4 @@
-//! `soak`: a two-core module run for a long time (default 1 h, `--quick` 90 s, `--duration`)
+//! `soak`: a two-core module run for a long time (default 1 h, `--quick` 120 s: the 2-minute CI version, `--duration`)
 //! under host load, with a partition that faults and is restarted cold every few frames and an
 //! error of every code injected on a schedule, checked while it runs and reported per segment
 //! (a line on stderr) and at the end (the store and the report). Issue 10, Deliver 7.
@@ -264,7 +264,7 @@ impl Experiment for Soak {
         "issue 10 Deliver 7 (no paper: a soak of the whole module)"
     }
     fn description(&self) -> &'static str {
-        "One `partita run` of a 2-core module (20 ms major frame) for the duration (1 h; --quick 90 s; --duration D): three \
+        "One `partita run` of a 2-core module (20 ms major frame) for the duration (1 h; --quick 120 s; --duration D): three \
          time partitions (TimeA, TimeC on core 0, TimeB on core 1) spin on GET_TIME and print each interval they ran, checked \
          against their planned windows (samples_outside); Producer (core 0) sends 8 numbered, checksummed messages per period on \
          a queuing channel and its sequence number on a sampling channel to Consumer (core 1), which counts lost, duplicated, \
@@ -287,7 +287,7 @@ impl Experiment for Soak {
         section(self, data)
     }
     fn points(&self, quick: bool) -> Vec<Params> {
-        let (secs, segment, every) = if quick { (90, 15, 1000) } else { (3600, 60, 5000) };
+        let (secs, segment, every) = if quick { (120, 15, 1000) } else { (3600, 60, 5000) };
         // PARTITA_SOAK_LOAD=none|stress|churn|full (default): to tell which load costs what.
         let load = std::env::var("PARTITA_SOAK_LOAD").ok().filter(|l| ["none", "stress", "churn"].contains(&l.as_str()));
         vec![params([
@@ -298,7 +298,7 @@ impl Experiment for Soak {
         ])]
     }
     fn run_point(&self, ctx: &mut RunContext, p: &Params) -> Result<(), String> {
-        let secs = p["seconds"].as_u64().unwrap_or(90).max(10);
+        let secs = p["seconds"].as_u64().unwrap_or(120).max(10);
         let segment = p["segment_s"].as_u64().unwrap_or(60).clamp(1, secs);
         let every = p["inject_every_ms"].as_u64().unwrap_or(5000);
         if !crate::machine::privileged() {
