@@ -10,7 +10,7 @@
 //! is confirmed complete before the next boundary of the core (docs/scheduling.md).
 
 use crate::run_state::{RunState, partition_state};
-use crate::timeline::{Boundary, Ending, boundaries};
+use crate::timeline::{Boundary, CoreTimeline, Ending};
 use partita_trace::Event;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -110,7 +110,7 @@ struct Starting {
 /// Runs core `core` until the run ends; returns the number of frames it completed.
 pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     let plan = &state.plan;
-    let per_schedule: Vec<Vec<Boundary>> = plan.schedules.iter().map(|s| boundaries(s, core)).collect();
+    let timeline = CoreTimeline::new(plan, core);
     let mut c = CoreLoop {
         state,
         core,
@@ -141,8 +141,8 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
             c.sched = next;
         }
         let maf = plan.schedules[c.sched].major_frame_ns;
-        for i in usize::from(first_started)..per_schedule[c.sched].len() {
-            if !c.boundary(&per_schedule, i) {
+        for i in usize::from(first_started)..timeline.boundaries(c.sched).len() {
+            if !c.boundary(&timeline, i) {
                 break 'frames;
             }
         }
@@ -151,7 +151,7 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
         if core == 0 {
             state.frames.store(c.frames, Ordering::Release);
         }
-        if per_schedule[c.sched].is_empty() {
+        if timeline.boundaries(c.sched).is_empty() {
             // A core without windows in this schedule just follows the frames.
             clock.sleep_until(c.frame_start);
         }
@@ -254,12 +254,12 @@ impl CoreLoop<'_> {
     /// Handles boundary `i` of the current frame: wakes the margin before it, stops the
     /// outgoing partition, releases the incoming one, spins to the boundary and gives the core
     /// up. False when the run stops.
-    fn boundary(&mut self, per_schedule: &[Vec<Boundary>], i: usize) -> bool {
+    fn boundary(&mut self, timeline: &CoreTimeline, i: usize) -> bool {
         let (state, core, clock) = (self.state, self.core, self.clock);
         let plan = &state.plan;
         let (sched, frame_start, frames) = (self.sched, self.frame_start, self.frames);
         let maf = plan.schedules[sched].major_frame_ns;
-        let list = &per_schedule[sched];
+        let list = timeline.boundaries(sched);
         let b = &list[i];
         let mut pending = std::mem::take(&mut self.pending);
         let mut open = self.open;
@@ -269,12 +269,8 @@ impl CoreLoop<'_> {
             let planned = frame_start + b.offset_ns;
             // The frame's last boundary also starts the next frame's first window when both
             // fall at this instant: one preparation, one spin.
-            let merged =
-                if i + 1 == list.len() { merged_frame_start(state, per_schedule, sched, b, frame_start + maf, frames + 1) } else { None };
-            let b = &match merged {
-                Some((_, first)) => Boundary { start: first.start, ..*b },
-                None => *b,
-            };
+            let merged = if i + 1 == list.len() { merged_frame_start(state, timeline, sched, frame_start + maf, frames + 1) } else { None };
+            let b = &merged.map_or(*b, |(_, seam)| seam);
             let wake_at = planned - margin.get();
             // Late already (the previous boundary took longer than the time up to this one's
             // margin): the margin could not have helped, so only the work counts.
@@ -341,9 +337,7 @@ impl CoreLoop<'_> {
             }
             margin.record(clock.now_ns() - from);
             let next_boundary = match merged {
-                Some((next_sched, _)) => {
-                    frame_start + maf + per_schedule[next_sched].get(1).map_or(plan.schedules[next_sched].major_frame_ns, |n| n.offset_ns)
-                }
+                Some((next_sched, _)) => frame_start + maf + timeline.after_seam(next_sched, plan.schedules[next_sched].major_frame_ns),
                 None => next_wake(list, i, frame_start, maf),
             };
             clock.arm(next_boundary - margin.get());
@@ -393,24 +387,22 @@ fn schedule_of_frame(state: &RunState, current: usize, frame_start: i64) -> usiz
     if requested > 0 && state.pending_at_ns.load(Ordering::Acquire) == frame_start { requested - 1 } else { current }
 }
 
-/// When the last boundary `last` of a frame only ends a window at the frame's end and the next
-/// frame (which starts at `next_frame_start` and is the run's frame number `next_frame`, if it
-/// runs) begins with a window at its start: that frame's schedule and its first boundary.
+/// When the next frame (which starts at `next_frame_start` and is the run's frame number
+/// `next_frame`) runs and its first boundary merges with the last of this frame of schedule
+/// `sched` (the timeline's seam): that frame's schedule and the merged boundary.
 fn merged_frame_start(
     state: &RunState,
-    per_schedule: &[Vec<Boundary>],
+    timeline: &CoreTimeline,
     sched: usize,
-    last: &Boundary,
     next_frame_start: i64,
     next_frame: u64,
 ) -> Option<(usize, Boundary)> {
     let runs = !(state.frames_limit > 0 && next_frame >= state.frames_limit) && next_frame_start < state.end_ns();
-    if !runs || last.start.is_some() || last.offset_ns != state.plan.schedules[sched].major_frame_ns {
+    if !runs {
         return None;
     }
     let next_sched = schedule_of_frame(state, sched, next_frame_start);
-    let first = *per_schedule[next_sched].first()?;
-    (first.offset_ns == 0 && first.end.is_none()).then_some((next_sched, first))
+    timeline.seam(sched, next_sched).map(|b| (next_sched, b))
 }
 
 /// When the boundary after the `i`th of `list` is due (the first of the next frame after the last one).

@@ -2,7 +2,58 @@
 //! the outgoing partition and releases the incoming one, precomputed from the plan so that the
 //! real-time loop only walks a vector.
 
-use crate::plan::{PlannedSchedule, Slot};
+use crate::plan::{Plan, PlannedSchedule, Slot};
+
+/// One core's boundaries in every schedule of the plan, and the frame seams worked out once:
+/// where a frame's last boundary only ends a window at the frame's end and the next frame (of
+/// the same schedule or, after a change, another) starts with a window at its start, the two
+/// are one boundary (one preparation, one spin).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreTimeline {
+    per_schedule: Vec<Vec<Boundary>>,
+    /// `seams[from][to]`: the merged boundary ending a frame of schedule `from` and starting
+    /// one of schedule `to`, when they merge.
+    seams: Vec<Vec<Option<Boundary>>>,
+}
+
+impl CoreTimeline {
+    pub fn new(plan: &Plan, core: usize) -> CoreTimeline {
+        let per_schedule: Vec<Vec<Boundary>> = plan.schedules.iter().map(|s| boundaries(s, core)).collect();
+        let seams = plan
+            .schedules
+            .iter()
+            .zip(&per_schedule)
+            .map(|(from, list)| per_schedule.iter().map(|next| seam(list, from.major_frame_ns, next)).collect())
+            .collect();
+        CoreTimeline { per_schedule, seams }
+    }
+
+    /// The boundaries of schedule `sched` in time order.
+    pub fn boundaries(&self, sched: usize) -> &[Boundary] {
+        &self.per_schedule[sched]
+    }
+
+    /// The boundary ending a frame of schedule `from` and starting the next frame, of schedule
+    /// `to`, when the two fall at one instant and merge (the next frame then goes on from its
+    /// second boundary).
+    pub fn seam(&self, from: usize, to: usize) -> Option<Boundary> {
+        self.seams[from][to]
+    }
+
+    /// The offset, from a frame's start, of the boundary of schedule `sched` that follows a
+    /// merged seam: its second boundary (the frame's end when it has only the first).
+    pub fn after_seam(&self, sched: usize, major_frame_ns: i64) -> i64 {
+        self.per_schedule[sched].get(1).map_or(major_frame_ns, |n| n.offset_ns)
+    }
+}
+
+/// `list`'s last boundary merged with `next`'s first, when the last only ends a window at the
+/// frame's end (`major_frame_ns`) and the first only starts one at offset 0.
+fn seam(list: &[Boundary], major_frame_ns: i64, next: &[Boundary]) -> Option<Boundary> {
+    let (last, first) = (list.last()?, next.first()?);
+    let merges = last.start.is_none() && last.offset_ns == major_frame_ns && first.offset_ns == 0 && first.end.is_none();
+    merges.then_some(Boundary { start: first.start, ..*last })
+}
 
 /// What happens at one instant of the frame on one core.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +122,26 @@ mod tests {
 
     fn end(partition: usize, window: u32, start_offset_ns: i64) -> Ending {
         Ending { partition, window, start_offset_ns }
+    }
+
+    #[test]
+    fn a_frame_ending_with_a_window_merges_with_a_next_frame_starting_with_one() {
+        let whole = schedule(vec![Slot { start_ns: 0, end_ns: 100, partition: 0, window: 1 }]);
+        let gap_first = schedule(vec![Slot { start_ns: 20, end_ns: 100, partition: 1, window: 1 }]);
+        let gap_last = schedule(vec![Slot { start_ns: 0, end_ns: 60, partition: 1, window: 1 }]);
+        let list = |s: &PlannedSchedule| boundaries(s, 0);
+        assert_eq!(
+            seam(&list(&whole), 100, &list(&whole)),
+            Some(Boundary { offset_ns: 100, end: Some(end(0, 1, 0)), start: Some(open(0, 1, 100)) })
+        );
+        assert_eq!(
+            seam(&list(&gap_first), 100, &list(&gap_last)),
+            Some(Boundary { offset_ns: 100, end: Some(end(1, 1, 20)), start: Some(open(1, 1, 60)) })
+        );
+        // The next frame starts with a gap, or this one ends with one: two instants, no seam.
+        assert_eq!(seam(&list(&whole), 100, &list(&gap_first)), None);
+        assert_eq!(seam(&list(&gap_last), 100, &list(&whole)), None);
+        assert_eq!(seam(&[], 100, &list(&whole)), None);
     }
 
     #[test]
