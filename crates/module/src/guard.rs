@@ -8,38 +8,41 @@
 //! may be an ordinary task that this very partition (real-time) keeps from running: the write
 //! then waits until Linux's fair server runs it, up to ~1 s.
 //!
-//! So before each stop write the scheduler arms a one-shot timer ([`CoreGuard::arm`]); a guard
-//! thread pinned to the same CPU at the scheduler's priority waits on it. If the write has not
-//! returned within [`GUARD_NS`], the timer wakes the guard, which runs at once (the scheduler is
-//! asleep) and sends SIGSTOP to every thread of the partition ([`PartitionGate::hold`]): a
-//! stop signal needs no cgroup lock, every thread stops before it executes another user
-//! instruction, and the CPU is left to whoever holds the mutex. When the write returns, the
-//! freeze is in force and the scheduler sends SIGCONT ([`CoreGuard::disarm`]); the partition
-//! stays frozen until its next window.
+//! So before each stop write the scheduler arms the guard ([`CoreGuard::arm_by`]): it records
+//! when the partition must be held at the latest and wakes the guard thread, pinned to the same
+//! CPU at the scheduler's priority. Being of equal priority, the guard cannot run while the
+//! scheduler does; it runs only when the scheduler sleeps in a blocked write, or yields the CPU
+//! to it after the write ([`CoreGuard::disarm`]). Woken while the write is blocked, it keeps the
+//! core itself (yielding in a loop, so that the scheduler goes on the moment its write returns)
+//! until the hold is due, then sends SIGSTOP to every thread of the partition
+//! ([`PartitionGate::hold`]): a stop signal needs no cgroup lock, every thread stops before it
+//! executes another user instruction, and the CPU is left to whoever holds the mutex. When the
+//! write returns, the freeze is in force and the scheduler sends SIGCONT; the partition stays
+//! frozen until its next window. Woken after the write, the guard finds nothing armed and waits
+//! again.
 //!
 //! Chosen over a spinner at the top priority, which would hold the core too but also keep the
-//! mutex holder from running on it. Arming and disarming cost two `timerfd_settime` calls per
-//! stop (about 1 us each here); the guard thread never wakes unless a write is late.
+//! mutex holder from running on it for as long as the write is blocked. It used to wait on a
+//! one-shot timer armed before each write and cancelled after it: two `timerfd_settime` calls,
+//! each of which reprograms the CPU's timer, ~1 us on one host and 8 us on this nested VM (16 us
+//! of every boundary's preparation, docs/scheduling.md). A futex wake and a yield cost ~3 us
+//! together, and the partition no longer runs at all while a write is blocked and the hold is
+//! not due yet (the guard holds the core meanwhile).
 
 use crate::backend::interface::PartitionGate;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 /// How long a stop write may take before the guard holds the partition. Normal writes take
 /// 15-80 us here (p99 with restarts going on); a longer one is blocked.
 pub const GUARD_NS: i64 = 200_000;
 /// The least time a stop write is given before the guard holds its partition (a stop issued
-/// less than [`GUARD_LEAD_NS`] + this before its window end, or after it). The guard runs only
-/// when the write sleeps in the kernel (a running write holds the CPU), and a hold costs a
-/// signal per thread. It was 50 us: with stops issued a median 49 us before the end (the
-/// adaptive margin), a blocked write was held only ~1 us after the end, and the soak counted
-/// the partition's last samples there (`slow_stop`, a few us past the end).
+/// less than [`GUARD_LEAD_NS`] + this before its window end, or after it): a hold costs a
+/// signal per thread, and most blocked writes return within a few microseconds. The partition
+/// does not run meanwhile (the guard keeps the core).
 pub const GUARD_MIN_NS: i64 = 10_000;
-/// How long before a stop's due time the guard fires when the write is still blocked: the
-/// guard preempts the partition when its timer fires, which here is 1-3 us after the expiry
-/// (measured: with the timer at the window end, the partitions' last samples were a median
-/// 1 us and p90 3 us past it).
+/// How long before a stop's due time the guard holds the partition when the write is still
+/// blocked (the hold's signals take a few microseconds per thread).
 pub const GUARD_LEAD_NS: i64 = 20_000;
 
 const IDLE: u64 = 0;
@@ -62,74 +65,75 @@ pub struct Held {
 
 /// The guard of one core (see the module documentation).
 pub struct CoreGuard {
-    timer: OwnedFd,
     state: AtomicU64,
+    /// When an armed guard holds the partition (monotonic ns).
+    hold_at: AtomicI64,
+    /// Futex word the guard thread waits on; bumped by every arm and wake.
+    wake_word: AtomicU32,
     held_at: AtomicI64,
     held_threads: AtomicU64,
-    /// Writes that took longer than [`GUARD_NS`] (the guard held their partition).
+    /// Writes that took longer than their bound (the guard held their partition).
     pub holds: AtomicU64,
 }
 
 impl CoreGuard {
     pub fn new() -> io::Result<CoreGuard> {
-        // SAFETY: timerfd_create with valid flags; the result is checked and owned.
-        // Non-blocking: an expiry cancelled by a disarm between poll and read reads nothing.
-        let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC | libc::TFD_NONBLOCK) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: a fresh descriptor owned by nobody else.
-        let timer = unsafe { OwnedFd::from_raw_fd(fd) };
         Ok(CoreGuard {
-            timer,
             state: AtomicU64::new(IDLE),
+            hold_at: AtomicI64::new(0),
+            wake_word: AtomicU32::new(0),
             held_at: AtomicI64::new(0),
             held_threads: AtomicU64::new(0),
             holds: AtomicU64::new(0),
         })
     }
 
-    fn set_timer(&self, relative_ns: i64) {
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec { tv_sec: relative_ns / 1_000_000_000, tv_nsec: relative_ns % 1_000_000_000 },
-        };
-        // SAFETY: arming (or, with a zero value, disarming) our own timerfd with a valid spec.
-        unsafe { libc::timerfd_settime(self.timer.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+    fn arm_until(&self, p: usize, hold_at: i64) {
+        self.hold_at.store(hold_at, Ordering::Release);
+        self.state.store(ARMED | p as u64, Ordering::Release);
+        self.kick();
     }
 
-    /// Called by the scheduler right before the stop write of partition `p`.
+    fn kick(&self) {
+        self.wake_word.fetch_add(1, Ordering::AcqRel);
+        let _ = crate::backend::rt::futex_wake_private(&self.wake_word, 1);
+    }
+
+    /// Called by the scheduler right before the stop write of partition `p`: held after
+    /// [`GUARD_NS`] if the write has not returned.
     pub fn arm(&self, p: usize) {
-        self.state.store(ARMED | p as u64, Ordering::Release);
-        self.set_timer(GUARD_NS);
+        self.arm_until(p, crate::backend::rt::now_ns() + GUARD_NS);
     }
 
     /// [`CoreGuard::arm`] for a stop due at `due` (monotonic ns, the window's planned end),
-    /// issued at `now`: the guard fires [`GUARD_NS`] after the write began or
+    /// issued at `now`: the guard holds [`GUARD_NS`] after the write began or
     /// [`GUARD_LEAD_NS`] before `due`, whichever comes first, but never sooner than
-    /// [`GUARD_MIN_NS`] after the write began. The scheduler issues a stop its margin
-    /// (~100-200 us) before the window end, so with the bound counted from the write alone a
-    /// blocked write let the partition run ~100-600 us past its window (issue 10, the soak's
-    /// `slow_stop` class, docs/isolation.md).
+    /// [`GUARD_MIN_NS`] after the write began. The scheduler issues a stop its margin before
+    /// the window end, so with the bound counted from the write alone a blocked write let the
+    /// partition run ~100-600 us past its window (issue 10, the soak's `slow_stop` class,
+    /// docs/isolation.md).
     pub fn arm_by(&self, p: usize, now: i64, due: i64) {
-        self.state.store(ARMED | p as u64, Ordering::Release);
-        self.set_timer((due - GUARD_LEAD_NS - now).clamp(GUARD_MIN_NS, GUARD_NS));
+        self.arm_until(p, now + (due - GUARD_LEAD_NS - now).clamp(GUARD_MIN_NS, GUARD_NS));
     }
 
-    /// Called by the scheduler once the stop write returned: cancels the timer and, if the
-    /// guard held the partition meanwhile, releases that hold (the freeze is in force now).
+    /// Called by the scheduler once the stop write returned: lets the guard thread (woken by
+    /// the arm) run and wait again, and, if it held the partition meanwhile, releases that
+    /// hold (the freeze is in force now).
     pub fn disarm(&self, gate: &dyn PartitionGate) -> Option<Held> {
-        self.set_timer(0);
         loop {
             let s = self.state.load(Ordering::Acquire);
             match s & TAG {
                 ARMED => {
                     if self.state.compare_exchange(s, IDLE, Ordering::AcqRel, Ordering::Acquire).is_ok() {
+                        // The guard is runnable (armed) at this thread's priority on this CPU:
+                        // let it see IDLE and wait now, not when this thread next sleeps
+                        // (that would be at the boundary, at the incoming partition's cost).
+                        std::thread::yield_now();
                         return None;
                     }
                 }
                 // The guard is signalling (it was preempted on its way): let it finish.
-                FIRING => crate::backend::rt::sleep_for_ns(20_000),
+                FIRING => std::thread::yield_now(),
                 HELD => {
                     self.state.store(IDLE, Ordering::Release);
                     let _ = gate.unhold();
@@ -146,29 +150,31 @@ impl CoreGuard {
 
     /// Wakes the guard thread (with nothing armed) so that it sees the end of the run.
     pub fn wake(&self) {
-        self.set_timer(1);
+        self.kick();
     }
 
     /// The guard thread's loop (pinned to the core's CPU, at the scheduler's priority) until
     /// `done()`; `gate_of(p)` is the gate the scheduler is stopping for partition `p`.
     pub fn run<'a>(&self, done: impl Fn() -> bool, gate_of: impl Fn(usize) -> &'a dyn PartitionGate) {
-        while !done() {
-            let mut fds = libc::pollfd { fd: self.timer.as_raw_fd(), events: libc::POLLIN, revents: 0 };
-            // SAFETY: one valid pollfd, no timeout: the thread wakes only when a write is late
-            // or the run ends ([`CoreGuard::wake`]).
-            let n = unsafe { libc::poll(&mut fds, 1, -1) };
-            if n <= 0 {
+        loop {
+            let seen = self.wake_word.load(Ordering::Acquire);
+            if done() {
+                return;
+            }
+            let s = self.state.load(Ordering::Acquire);
+            if s & TAG != ARMED {
+                // Nothing armed (or the write returned in time): wait for the next arm.
+                let _ = crate::backend::rt::futex_wait_private(&self.wake_word, seen, None);
                 continue;
             }
-            let mut expirations = 0u64;
-            // SAFETY: reading the 8-byte expiration count of our timerfd into a valid buffer.
-            if unsafe { libc::read(self.timer.as_raw_fd(), (&mut expirations as *mut u64).cast(), 8) } != 8 {
-                continue; // disarmed meanwhile
+            // Running while armed: the scheduler sleeps in its write. Keep the core (the
+            // partition cannot run) until the hold is due, yielding so that the scheduler goes
+            // on as soon as the write returns.
+            let hold_at = self.hold_at.load(Ordering::Acquire);
+            while self.state.load(Ordering::Acquire) == s && crate::backend::rt::now_ns() < hold_at {
+                std::thread::yield_now();
             }
-            // An expiry of an earlier arming read after a new `arm` holds the new stop early:
-            // a SIGSTOP and SIGCONT more, to a partition that is being stopped anyway.
-            let s = self.state.load(Ordering::Acquire);
-            if s & TAG != ARMED || self.state.compare_exchange(s, FIRING | (s & !TAG), Ordering::AcqRel, Ordering::Acquire).is_err() {
+            if self.state.compare_exchange(s, FIRING | (s & !TAG), Ordering::AcqRel, Ordering::Acquire).is_err() {
                 continue; // the write returned in time
             }
             let p = (s & !TAG) as usize;

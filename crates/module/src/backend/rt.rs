@@ -159,18 +159,36 @@ pub fn lock_memory() -> io::Result<()> {
 /// `FUTEX_WAKE` (shared, no `FUTEX_PRIVATE_FLAG`: the word lives in memory shared with a
 /// partition process) of up to `n` waiters on `word`. Returns how many were woken.
 pub fn futex_wake_shared(word: &AtomicU32, n: i32) -> io::Result<usize> {
+    futex_wake(word, n, libc::FUTEX_WAKE)
+}
+
+/// `FUTEX_WAKE` of a word only this process uses (`FUTEX_PRIVATE_FLAG`: no shared-key lookup).
+pub fn futex_wake_private(word: &AtomicU32, n: i32) -> io::Result<usize> {
+    futex_wake(word, n, libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG)
+}
+
+fn futex_wake(word: &AtomicU32, n: i32, op: libc::c_int) -> io::Result<usize> {
     // SAFETY: `word` is a valid, aligned u32 for the duration of the call.
-    let r = sys::cvt(unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, n, 0usize, 0usize, 0u32) })?;
+    let r = sys::cvt(unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), op, n, 0usize, 0usize, 0u32) })?;
     Ok(r as usize)
 }
 
 /// `FUTEX_WAIT` (shared) while `*word == expected`, at most `timeout`. Returns false on
 /// timeout. Spurious returns are possible: callers re-check their condition.
 pub fn futex_wait_shared(word: &AtomicU32, expected: u32, timeout: Option<Duration>) -> io::Result<bool> {
+    futex_wait(word, expected, timeout, libc::FUTEX_WAIT)
+}
+
+/// [`futex_wait_shared`] on a word only this process uses (`FUTEX_PRIVATE_FLAG`).
+pub fn futex_wait_private(word: &AtomicU32, expected: u32, timeout: Option<Duration>) -> io::Result<bool> {
+    futex_wait(word, expected, timeout, libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG)
+}
+
+fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>, op: libc::c_int) -> io::Result<bool> {
     let ts = timeout.map(|d| timespec(d.as_nanos().min(i64::MAX as u128) as i64));
     let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
     // SAFETY: valid aligned word and an optional relative timespec, as FUTEX_WAIT expects.
-    let r = unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAIT, expected, tsp, 0usize, 0u32) };
+    let r = unsafe { libc::syscall(libc::SYS_futex, word.as_ptr(), op, expected, tsp, 0usize, 0u32) };
     if r == 0 {
         return Ok(true);
     }
