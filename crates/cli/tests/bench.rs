@@ -134,6 +134,10 @@ fn slot_loss_quick_gives_counts_and_the_model() {
     assert!(metric_n(&lines, "count") >= 3);
     assert!(metric_n(&lines, "model_loss_pct") >= 1);
     assert!(metric_n(&lines, "pcs_ns") > 10);
+    // The host's timer-switch floor: one gap per timer expiry (1 s at 100, 10 and 1 ms slots:
+    // about 10 + 100 + 1,000; fewer only if the waker never preempted the counter).
+    assert!(metric_n(&lines, "timer_switch_floor_ns") >= 900, "{lines:?}");
+    assert_eq!(metric_n(&lines, "switch_floor_ratio"), 3);
 }
 
 #[test]

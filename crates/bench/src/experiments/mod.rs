@@ -21,6 +21,7 @@ pub mod overlap;
 pub mod partition_programs;
 pub mod pcs;
 pub mod release;
+pub mod slot_floor;
 pub mod slot_loss;
 pub mod soak;
 pub mod soak_check;
@@ -63,6 +64,7 @@ pub fn workloads() -> Vec<&'static Workload> {
         &api::API,
         &partition_programs::IDLE,
         &switch_floor::SWITCH_FLOOR,
+        &slot_floor::SLOT_FLOOR,
         &broker::BROKER,
         &soak_parts::TIME,
         &soak_parts::PRODUCER,

@@ -128,7 +128,11 @@ impl Experiment for SlotLoss {
          (partition_running - planned start: the release up to the partition's first code), missed_loss_pct (windows the \
          partition did not run in), all from the trace, and host_loss_pct (the counting partitions' own pauses inside their \
          windows: interrupts, the hypervisor's steal, throttling), with steal_pct, the CPU's steal time over the run from \
-         /proc/stat. Differs from seed 001: a 2-core x86 VM, not a LEON/Atom board; no reader partition."
+         /proc/stat. Beside them, before each point, the host's timer-switch floor on the same CPU (timer_switch_floor_ns: \
+         a counting thread at the partitions' priority and a waker thread at the schedulers' woken by a periodic timer every \
+         slot, the gap each wake-up makes in the counting; the timer interrupt and two thread switches that any timer-driven switch costs \
+         here), floor_loss_pct (its median over the slot: what the cheapest timer-driven switch would lose per window) and \
+         switch_floor_ratio (switch_lost_ns over it). Differs from seed 001: a 2-core x86 VM, not a LEON/Atom board; no reader partition."
     }
     fn backends(&self) -> &'static [Backend] {
         &[Backend::Process]
@@ -156,6 +160,11 @@ impl Experiment for SlotLoss {
                     windows: vec![Window { start_ns: i as i64 * slot, duration_ns: slot, core: 0 }],
                 })
                 .collect(),
+        };
+        ctx.progress(&format!("the host's timer-switch floor on CPU {CPU}, {slot_ms} ms slots"));
+        let floor = {
+            let _machine = crate::module_run::machine_lock()?;
+            super::slot_floor::measure(ctx, CPU, slot, if ctx.quick { 1.0 } else { 3.0 })?
         };
         ctx.progress(&format!("{slot_ms} ms slots, {} s counting", (to - from) / 1_000_000_000));
         // A tail after the counting interval lets every partition see its end and print its count.
@@ -229,6 +238,12 @@ impl Experiment for SlotLoss {
             ctx.sample("model_loss_pct", Unit::Percent, performance_loss(pcs_s.median, &slots) * 100.0);
         }
         ctx.sample("model_lost_loss_pct", Unit::Percent, performance_loss(lost_s.mean, &slots) * 100.0);
+        if let Some(f) = Summary::of(&floor) {
+            // What the cheapest timer-driven switch would lose at this slot (one per window).
+            ctx.sample("floor_loss_pct", Unit::Percent, f.median / slot as f64 * 100.0);
+        }
+        ctx.sample("switch_floor_ratio", Unit::Ratio, super::switch_floor::ratio_of_medians(&switch_lost, &floor));
+        ctx.samples("timer_switch_floor_ns", Unit::Ns, floor);
         if let Some(s) = Summary::of(&switch_lost) {
             ctx.sample("model_switch_loss_pct", Unit::Percent, performance_loss(s.mean, &slots) * 100.0);
             ctx.samples("switch_lost_ns", Unit::Ns, switch_lost);
@@ -254,6 +269,7 @@ fn section(e: &dyn Experiment, data: &ExperimentData, published: &Published) -> 
         "model, switch as seen (%)".into(),
         "PCS median (us)".into(),
         "margin / switch / missed / host (%)".into(),
+        "host floor: timer switch (us), loss (%), lost per switch / floor".into(),
         "seed 001 measured (%)".into(),
         "seed 001 theoretical (%)".into(),
     ]];
@@ -280,6 +296,12 @@ fn section(e: &dyn Experiment, data: &ExperimentData, published: &Published) -> 
             f(&mls),
             pcs.as_ref().map(|s| us(s.median)).unwrap_or("-".into()),
             ["margin_loss_pct", "switch_loss_pct", "missed_loss_pct", "host_loss_pct"].map(|k| f(&m(k))).join(" / "),
+            format!(
+                "{}, {}, {}",
+                m("timer_switch_floor_ns").map(|s| us(s.median)).unwrap_or("-".into()),
+                f(&m("floor_loss_pct")),
+                m("switch_floor_ratio").map(|s| format!("{:.1}x", s.median)).unwrap_or("-".into())
+            ),
             p(&pub_meas),
             p(&pub_theo),
         ]);

@@ -52,8 +52,8 @@ pub fn ratio_of_medians(value: &[f64], floor: &[f64]) -> f64 {
     }
 }
 
-/// Pins the calling process to `cpu` at SCHED_FIFO `priority`.
-fn realtime_here(cpu: u32, priority: i32) -> std::io::Result<()> {
+/// Pins the calling thread (a single-threaded process: the process) to `cpu` at SCHED_FIFO `priority`.
+pub(super) fn realtime_here(cpu: u32, priority: i32) -> std::io::Result<()> {
     // SAFETY: plain system calls on this process with a zeroed, then filled, CPU set and a
     // valid parameter.
     unsafe {
@@ -72,7 +72,7 @@ fn realtime_here(cpu: u32, priority: i32) -> std::io::Result<()> {
 
 /// Back to SCHED_OTHER before exiting (see `backend::rt::demote_threads`: a process must not
 /// die real-time on a CPU shared with another real-time one).
-fn demote_here() {
+pub(super) fn demote_here() {
     partita_module::backend::rt::demote_threads([0]);
 }
 
