@@ -102,22 +102,32 @@ pub struct RunReport {
     pub module_fault: bool,
 }
 
-/// The real clock of one scheduler thread: absolute CLOCK_MONOTONIC sleeps on a timerfd that
-/// can be armed before the boundary (see `Clock::arm`), and shared futex wake-ups.
+/// The real clock of one scheduler thread: absolute CLOCK_MONOTONIC sleeps on two timerfds,
+/// armed ahead (see `Clock::arm`): the scheduler arms the next boundary's wake-up and the one
+/// after it, so that each arming finds an earlier timer pending and does not reprogram the
+/// CPU's timer (which exits to the hypervisor on a nested VM: 8 us there).
 struct RealClock {
-    timer: std::os::fd::OwnedFd,
-    armed: std::cell::Cell<i64>,
+    timers: [std::os::fd::OwnedFd; 2],
+    /// The expiry each timer is armed at (`i64::MIN`: not armed, or read since).
+    armed: [std::cell::Cell<i64>; 2],
 }
 
 impl RealClock {
     fn new() -> std::io::Result<RealClock> {
-        // SAFETY: timerfd_create with valid flags; the result is checked and owned.
-        let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: a fresh descriptor owned by nobody else.
-        Ok(RealClock { timer: unsafe { std::os::fd::FromRawFd::from_raw_fd(fd) }, armed: std::cell::Cell::new(i64::MIN) })
+        let timer = || {
+            // SAFETY: timerfd_create with valid flags; the result is checked and owned.
+            let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) };
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: a fresh descriptor owned by nobody else.
+            Ok(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+        };
+        Ok(RealClock { timers: [timer()?, timer()?], armed: [std::cell::Cell::new(i64::MIN), std::cell::Cell::new(i64::MIN)] })
+    }
+
+    fn armed_at(&self, t: i64) -> Option<usize> {
+        self.armed.iter().position(|a| a.get() == t)
     }
 }
 
@@ -126,31 +136,34 @@ impl Clock for RealClock {
         rt::now_ns()
     }
     fn arm(&self, t: i64) {
-        if self.armed.get() == t {
+        if self.armed_at(t).is_some() {
             return;
         }
+        // A timer that is free or has expired, else the later of the two.
+        let now = rt::now_ns();
+        let k = self.armed.iter().position(|a| a.get() < now).unwrap_or(if self.armed[0].get() > self.armed[1].get() { 0 } else { 1 });
         let spec = libc::itimerspec {
             it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
             it_value: libc::timespec { tv_sec: t.max(1) / 1_000_000_000, tv_nsec: t.max(1) % 1_000_000_000 },
         };
         // SAFETY: arming our own timerfd with a valid absolute expiry.
         let r = unsafe {
-            libc::timerfd_settime(std::os::fd::AsRawFd::as_raw_fd(&self.timer), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut())
+            libc::timerfd_settime(std::os::fd::AsRawFd::as_raw_fd(&self.timers[k]), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut())
         };
-        self.armed.set(if r == 0 { t } else { i64::MIN });
+        self.armed[k].set(if r == 0 { t } else { i64::MIN });
     }
     fn sleep_until(&self, t: i64) {
         while rt::now_ns() < t {
             self.arm(t);
-            if self.armed.get() != t {
+            let Some(k) = self.armed_at(t) else {
                 rt::sleep_until_ns(t);
                 break;
-            }
+            };
             let mut expirations = 0u64;
             // SAFETY: reading the 8-byte expiration count of our timerfd into a valid buffer.
-            unsafe { libc::read(std::os::fd::AsRawFd::as_raw_fd(&self.timer), (&mut expirations as *mut u64).cast(), 8) };
-            // The timer is one-shot: it must be armed again for the next sleep.
-            self.armed.set(i64::MIN);
+            unsafe { libc::read(std::os::fd::AsRawFd::as_raw_fd(&self.timers[k]), (&mut expirations as *mut u64).cast(), 8) };
+            // The timer is one-shot: it must be armed again for another sleep.
+            self.armed[k].set(i64::MIN);
         }
     }
     fn spin_until(&self, t: i64) -> i64 {

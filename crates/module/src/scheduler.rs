@@ -9,6 +9,7 @@
 //! at most the margin, and neither executes an instruction outside its window. A requested stop
 //! is confirmed complete before the next boundary of the core (docs/scheduling.md).
 
+use crate::plan::Plan;
 use crate::run_state::{RunState, partition_state};
 use crate::timeline::{Boundary, CoreTimeline, Ending};
 use partita_trace::Event;
@@ -110,7 +111,7 @@ struct Starting {
 /// Runs core `core` until the run ends; returns the number of frames it completed.
 pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
     let plan = &state.plan;
-    let timeline = CoreTimeline::new(plan, core);
+    let timeline = CoreTimeline::new(&plan.schedules, core);
     let mut c = CoreLoop {
         state,
         core,
@@ -122,6 +123,7 @@ pub fn run_core(state: &RunState, core: usize, clock: &dyn Clock) -> u64 {
         margin: Margin::new(state.early_wake_ns, state.early_wake_ns.min(30_000)),
         open: None,
         carried: None,
+        armed: Armed::default(),
     };
     let served = start_served(state, core, clock, c.sched);
     'frames: loop {
@@ -248,6 +250,48 @@ struct CoreLoop<'a> {
     /// The schedule of the next frame, when its first window was already started with the last
     /// boundary of the previous frame (the same instant; see `merged_frame_start`).
     carried: Option<usize>,
+    /// Wake-ups armed ahead, (planned boundary, wake-up instant): the next boundary's and the
+    /// one after it. A timer armed while an earlier one is pending is not the CPU's next event,
+    /// so arming it does not reprogram the CPU's timer (8 us on a nested VM; docs/scheduling.md).
+    armed: Armed,
+}
+
+/// The wake-ups a scheduler thread armed: (planned boundary, wake-up instant) of the next
+/// boundary and of the one after it.
+#[derive(Default)]
+struct Armed {
+    next: Option<(i64, i64)>,
+    ahead: Option<(i64, i64)>,
+}
+
+impl Armed {
+    /// The wake-up armed for boundary `planned`, if any.
+    fn wake_for(&self, planned: i64) -> Option<i64> {
+        [self.next, self.ahead].into_iter().flatten().find(|(p, _)| *p == planned).map(|(_, w)| w)
+    }
+
+    /// Arms the wake-up of the next boundary (`next_boundary`, as armed ahead if it was, else
+    /// `margin` before it) and, ahead, that of the boundary after it, predicted from the
+    /// timeline (`next_at`: the next boundary's schedule, frame start and index). A wrong
+    /// prediction (a schedule change, the run's end) costs a timer programming, nothing else.
+    fn arm(
+        &mut self,
+        clock: &dyn Clock,
+        timeline: &CoreTimeline,
+        plan: &Plan,
+        margin: i64,
+        next_boundary: i64,
+        next_at: (usize, i64, usize),
+    ) {
+        let wake = self.wake_for(next_boundary).unwrap_or(next_boundary - margin);
+        clock.arm(wake);
+        self.next = Some((next_boundary, wake));
+        let (sched, frame_start, j) = next_at;
+        self.ahead = timeline.after(sched, plan.schedules[sched].major_frame_ns, frame_start, j).map(|after| {
+            clock.arm(after - margin);
+            (after, after - margin)
+        });
+    }
 }
 
 impl CoreLoop<'_> {
@@ -271,7 +315,7 @@ impl CoreLoop<'_> {
             // fall at this instant: one preparation, one spin.
             let merged = if i + 1 == list.len() { merged_frame_start(state, timeline, sched, frame_start + maf, frames + 1) } else { None };
             let b = &merged.map_or(*b, |(_, seam)| seam);
-            let wake_at = planned - margin.get();
+            let wake_at = self.armed.wake_for(planned).unwrap_or(planned - margin.get());
             // Late already (the previous boundary took longer than the time up to this one's
             // margin): the margin could not have helped, so only the work counts.
             let from = wake_at.max(clock.now_ns());
@@ -336,11 +380,16 @@ impl CoreLoop<'_> {
                 _ => {}
             }
             margin.record(clock.now_ns() - from);
-            let next_boundary = match merged {
-                Some((next_sched, _)) => frame_start + maf + timeline.after_seam(next_sched, plan.schedules[next_sched].major_frame_ns),
-                None => next_wake(list, i, frame_start, maf),
+            // The next boundary, and where it is in its frame: (schedule, frame start, index).
+            let (next_boundary, next_at) = match merged {
+                Some((next_sched, _)) => (
+                    frame_start + maf + timeline.after_seam(next_sched, plan.schedules[next_sched].major_frame_ns),
+                    (next_sched, frame_start + maf, 1),
+                ),
+                None if i + 1 < list.len() => (next_wake(list, i, frame_start, maf), (sched, frame_start, i + 1)),
+                None => (next_wake(list, i, frame_start, maf), (sched, frame_start + maf, 0)),
             };
-            clock.arm(next_boundary - margin.get());
+            self.armed.arm(clock, timeline, plan, margin.get(), next_boundary, next_at);
             let at = if acted < planned { clock.spin_until(planned) } else { acted };
             if let Some(Starting { partition: p, window, end, at_boundary }) = starting {
                 if at_boundary && !continuing && !enter(state, core, p, planned, end) {

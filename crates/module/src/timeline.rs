@@ -2,7 +2,7 @@
 //! the outgoing partition and releases the incoming one, precomputed from the plan so that the
 //! real-time loop only walks a vector.
 
-use crate::plan::{Plan, PlannedSchedule, Slot};
+use crate::plan::{PlannedSchedule, Slot};
 
 /// One core's boundaries in every schedule of the plan, and the frame seams worked out once:
 /// where a frame's last boundary only ends a window at the frame's end and the next frame (of
@@ -17,10 +17,9 @@ pub struct CoreTimeline {
 }
 
 impl CoreTimeline {
-    pub fn new(plan: &Plan, core: usize) -> CoreTimeline {
-        let per_schedule: Vec<Vec<Boundary>> = plan.schedules.iter().map(|s| boundaries(s, core)).collect();
-        let seams = plan
-            .schedules
+    pub fn new(schedules: &[PlannedSchedule], core: usize) -> CoreTimeline {
+        let per_schedule: Vec<Vec<Boundary>> = schedules.iter().map(|s| boundaries(s, core)).collect();
+        let seams = schedules
             .iter()
             .zip(&per_schedule)
             .map(|(from, list)| per_schedule.iter().map(|next| seam(list, from.major_frame_ns, next)).collect())
@@ -38,6 +37,19 @@ impl CoreTimeline {
     /// second boundary).
     pub fn seam(&self, from: usize, to: usize) -> Option<Boundary> {
         self.seams[from][to]
+    }
+
+    /// The instant of the boundary the scheduler visits after boundary `j` of schedule `sched`
+    /// in the frame starting at `frame_start` (the next frame's first, or its second when the
+    /// frame seam merges them), if the schedule stays the same: a prediction, for arming a
+    /// timer ahead.
+    pub fn after(&self, sched: usize, major_frame_ns: i64, frame_start: i64, j: usize) -> Option<i64> {
+        let list = &self.per_schedule[sched];
+        if let Some(b) = list.get(j + 1) {
+            return Some(frame_start + b.offset_ns);
+        }
+        let k = usize::from(self.seam(sched, sched).is_some());
+        list.get(k).map(|b| frame_start + major_frame_ns + b.offset_ns)
     }
 
     /// The offset, from a frame's start, of the boundary of schedule `sched` that follows a
@@ -142,6 +154,26 @@ mod tests {
         assert_eq!(seam(&list(&whole), 100, &list(&gap_first)), None);
         assert_eq!(seam(&list(&gap_last), 100, &list(&whole)), None);
         assert_eq!(seam(&[], 100, &list(&whole)), None);
+    }
+
+    #[test]
+    fn the_boundary_after_another_is_found_across_the_frame_seam() {
+        let plan = |slots: Vec<Slot>| vec![schedule(slots)];
+        // Windows 0-40 and 40-100: boundaries at 0, 40, 100; the last merges with the next
+        // frame's first, so after 40 comes 100 and after 100 comes the next frame's 40.
+        let merged = CoreTimeline::new(
+            &plan(vec![
+                Slot { start_ns: 0, end_ns: 40, partition: 0, window: 1 },
+                Slot { start_ns: 40, end_ns: 100, partition: 1, window: 1 },
+            ]),
+            0,
+        );
+        assert_eq!(merged.after(0, 100, 1000, 1), Some(1100));
+        assert_eq!(merged.after(0, 100, 1000, 2), Some(1140));
+        // A gap at the frame's start: after the last boundary (90) comes the next frame's first (10).
+        let gap = CoreTimeline::new(&plan(vec![Slot { start_ns: 10, end_ns: 90, partition: 0, window: 1 }]), 0);
+        assert_eq!(gap.after(0, 100, 1000, 0), Some(1090));
+        assert_eq!(gap.after(0, 100, 1000, 1), Some(1110));
     }
 
     #[test]
