@@ -90,6 +90,7 @@ impl Partition for ProcessPartition {
             spec.main_core = gates.first();
         }
         spec.broker = self.broker.as_deref();
+        spec.broker_doors = self.per_core.as_ref().and_then(|g| g.broker_doors());
         let spawned = spawn(&spec).map_err(|e| e.to_string())?;
         for w in &spawned.warnings {
             eprintln!("partita: partition {}: {w}", self.name);

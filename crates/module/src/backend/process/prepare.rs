@@ -122,8 +122,14 @@ impl Backend for ProcessBackend {
         let per_core = if self.per_core_gating && p.cores.len() > 1 {
             let cores: Vec<(usize, u32)> = p.cores.iter().map(|&c| (c as usize, plan.cores[c as usize].cpu)).collect();
             Some(Arc::new(
-                CoreGates::new(&cgroup, plan.cores.len(), &cores, plan.windows_in_step(index))
-                    .map_err(|e| format!("partition {}: {e}", p.name))?,
+                CoreGates::new(
+                    &cgroup,
+                    plan.cores.len(),
+                    &cores,
+                    plan.windows_in_step(index),
+                    self.broker.as_ref().map(|b| b.doors(&host_cpus)),
+                )
+                .map_err(|e| format!("partition {}: {e}", p.name))?,
             ))
         } else {
             None

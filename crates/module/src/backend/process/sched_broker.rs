@@ -7,11 +7,12 @@
 //! their system call filter ([`super::seccomp`]) hands `sched_setscheduler`, `sched_setparam`
 //! and `sched_setattr` to the module (SECCOMP_RET_USER_NOTIF). One broker thread per module CPU,
 //! pinned there at [`BROKER_PRIORITY`] (above every partition thread, so a busy partition cannot
-//! delay the answer), serves the partitions whose (first) core is on that CPU: it receives each
-//! call, checks it and makes it itself. On the caller's CPU, the broker preempts whatever would
+//! delay the answer), serves the partitions on that CPU: it receives each call, checks it and
+//! makes it itself. A multi-core partition is served by the broker of each of its CPUs while its
+//! window there is open ([`BrokerDoors`]). On the caller's CPU, the broker preempts whatever would
 //! run there while the caller waits for the answer, so no process of the caller's partition of a
 //! lower priority runs in between (with one broker elsewhere, one did: issue 11's deviation),
-//! and a partition's calls are served in its own window, not another CPU's partition's:
+//! and a partition's calls are served in its own windows, never in another partition's:
 //!
 //! - the target thread must belong to the calling process (0 = the caller; other ids are
 //!   numbers of the partition's PID namespace, translated through `NSpid` in /proc), else ESRCH;
@@ -95,7 +96,7 @@ pub struct BrokerCounts {
 }
 
 struct Shared {
-    incoming: Mutex<Vec<OwnedFd>>,
+    incoming: Mutex<Vec<Entry>>,
     wake: OwnedFd,
     stop: AtomicBool,
     counts: Arc<BrokerCounts>,
@@ -150,12 +151,37 @@ impl SchedBroker {
         Ok(broker)
     }
 
-    /// Serves the filter listener of a newly started partition program whose first core is on
+    /// Serves the filter listener of a newly started partition program whose (only) core is on
     /// host CPU `cpu` (by that CPU's broker; the first one when none serves it).
     pub fn add(&self, listener: OwnedFd, cpu: Option<u32>) {
-        let server = self.servers.iter().find(|s| s.cpu.is_some() && s.cpu == cpu).unwrap_or(&self.servers[0]);
-        server.shared.incoming.lock().unwrap_or_else(|e| e.into_inner()).push(listener);
+        let server = self.server_of(cpu);
+        let entry = Entry { listener: Arc::new(SharedListener::new(listener)), door: None };
+        server.shared.incoming.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
         kick(server.shared.wake.as_raw_fd());
+    }
+
+    /// The doors of a multi-core partition on host CPUs `cpus` (its cores in order): see
+    /// [`BrokerDoors`].
+    pub fn doors(&self, cpus: &[u32]) -> Arc<BrokerDoors> {
+        Arc::new(BrokerDoors {
+            open: cpus.iter().map(|_| AtomicBool::new(false)).collect(),
+            servers: cpus.iter().map(|&c| self.server_of(Some(c)).shared.clone()).collect(),
+        })
+    }
+
+    /// Serves the filter listener of a newly started program of the multi-core partition of
+    /// `doors`: by the broker of each of its CPUs while its door there is open.
+    pub fn add_behind(&self, listener: OwnedFd, doors: &Arc<BrokerDoors>) {
+        let listener = Arc::new(SharedListener::new(listener));
+        for (k, server) in doors.servers.iter().enumerate() {
+            let entry = Entry { listener: listener.clone(), door: Some((doors.clone(), k)) };
+            server.incoming.lock().unwrap_or_else(|e| e.into_inner()).push(entry);
+            kick(server.wake.as_raw_fd());
+        }
+    }
+
+    fn server_of(&self, cpu: Option<u32>) -> &Server {
+        self.servers.iter().find(|s| s.cpu.is_some() && s.cpu == cpu).unwrap_or(&self.servers[0])
     }
 
     pub fn counts(&self) -> &BrokerCounts {
@@ -184,10 +210,55 @@ fn kick(fd: RawFd) {
     unsafe { libc::write(fd, (&one as *const u64).cast(), 8) };
 }
 
-/// One partition program's filter listener (shared by the processes it forks) and the threads
-/// of its processes that are exiting.
-struct Listener {
+/// Where a multi-core partition's calls are served: by the broker of each of its CPUs, but
+/// only while the partition's window is open on that CPU (its door there). A broker that served
+/// the partition's calls at any time (as the first core's broker did) would let the partition,
+/// calling from one core, take the time of whichever partition runs on the broker's CPU.
+/// While the partition's windows are open on several CPUs, the brokers there all wait for its
+/// calls and the first to receive one answers it. The partition's gate opens a door when it
+/// releases the partition on that core and closes it when it stops it there.
+pub struct BrokerDoors {
+    open: Vec<AtomicBool>,
+    servers: Vec<Arc<Shared>>,
+}
+
+impl BrokerDoors {
+    /// The partition's `k`th core was released: its broker there serves the partition's calls.
+    pub fn open(&self, k: usize) {
+        if let Some(open) = self.open.get(k) {
+            open.store(true, Ordering::Release);
+            kick(self.servers[k].wake.as_raw_fd());
+        }
+    }
+
+    /// The partition's `k`th core is being stopped: its broker there stops serving it (at the
+    /// latest after the call it is serving).
+    pub fn close(&self, k: usize) {
+        if let Some(open) = self.open.get(k) {
+            open.store(false, Ordering::Release);
+        }
+    }
+
+    fn is_open(&self, k: usize) -> bool {
+        self.open.get(k).is_some_and(|o| o.load(Ordering::Acquire))
+    }
+}
+
+/// One partition program's filter listener (shared by the processes it forks) and what the
+/// brokers serving it know.
+struct SharedListener {
     fd: OwnedFd,
+    state: Mutex<Listener>,
+}
+
+impl SharedListener {
+    fn new(fd: OwnedFd) -> SharedListener {
+        SharedListener { fd, state: Mutex::new(Listener { exiting: Vec::new(), ids: Vec::new() }) }
+    }
+}
+
+/// The threads of a partition program's processes that are exiting, and the ids seen.
+struct Listener {
     /// Host thread ids demoted for an exit_group: no scheduling request of theirs is granted.
     exiting: Vec<i32>,
     /// Thread ids seen in the partition's PID namespace and on the host, `(ns, host)`: a hint
@@ -195,11 +266,26 @@ struct Listener {
     ids: Vec<(i32, i32)>,
 }
 
+/// A listener as one broker serves it: always, or behind the door of one core.
+struct Entry {
+    listener: Arc<SharedListener>,
+    door: Option<(Arc<BrokerDoors>, usize)>,
+}
+
+impl Entry {
+    fn open(&self) -> bool {
+        self.door.as_ref().is_none_or(|(d, k)| d.is_open(*k))
+    }
+}
+
 fn serve(s: &Shared) {
-    let mut listeners: Vec<Listener> = Vec::new();
+    let mut entries: Vec<Entry> = Vec::new();
     loop {
+        // Only the listeners this broker serves now (a multi-core partition's while its door
+        // here is open): a closed one's calls wait, and cannot wake this CPU.
+        let serving: Vec<usize> = (0..entries.len()).filter(|&k| entries[k].open()).collect();
         let mut fds: Vec<libc::pollfd> = std::iter::once(s.wake.as_raw_fd())
-            .chain(listeners.iter().map(|l| l.fd.as_raw_fd()))
+            .chain(serving.iter().map(|&k| entries[k].listener.fd.as_raw_fd()))
             .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
             .collect();
         // SAFETY: `fds` is a valid array of pollfd of the given length.
@@ -207,28 +293,28 @@ fn serve(s: &Shared) {
         if n < 0 {
             continue; // EINTR
         }
+        let mut gone = Vec::new();
+        for (p, &k) in fds.iter().skip(1).zip(&serving) {
+            if p.revents & libc::POLLIN != 0 {
+                serve_one(&entries[k], &s.counts);
+            } else if p.revents != 0 {
+                // POLLHUP: every task using the filter has exited.
+                gone.push(k);
+            }
+        }
+        gone.sort_unstable();
+        for k in gone.into_iter().rev() {
+            entries.swap_remove(k);
+        }
         if fds[0].revents != 0 {
             let mut v = 0u64;
             // SAFETY: reading the 8-byte counter of our eventfd into a valid buffer.
             unsafe { libc::read(s.wake.as_raw_fd(), (&mut v as *mut u64).cast(), 8) };
-            let incoming = std::mem::take(&mut *s.incoming.lock().unwrap_or_else(|e| e.into_inner()));
-            listeners.extend(incoming.into_iter().map(|fd| Listener { fd, exiting: Vec::new(), ids: Vec::new() }));
+            entries.extend(std::mem::take(&mut *s.incoming.lock().unwrap_or_else(|e| e.into_inner())));
             if s.stop.load(Ordering::Acquire) {
-                drain(&mut listeners, &s.counts);
+                drain(&entries, &s.counts);
                 return;
             }
-        }
-        let mut gone = Vec::new();
-        for (k, p) in fds.iter().enumerate().skip(1) {
-            if p.revents & libc::POLLIN != 0 {
-                serve_one(&mut listeners[k - 1], &s.counts);
-            } else if p.revents != 0 {
-                // POLLHUP: every task using the filter has exited.
-                gone.push(k - 1);
-            }
-        }
-        for k in gone.into_iter().rev() {
-            listeners.swap_remove(k);
         }
     }
 }
@@ -236,15 +322,15 @@ fn serve(s: &Shared) {
 /// Before the listeners close (the broker stops): answers every call already waiting, so that
 /// no exit_group made before the stop fails. Bounded: each listener is read until it has
 /// nothing pending, at most [`DRAIN_LIMIT`] calls each.
-fn drain(listeners: &mut [Listener], counts: &BrokerCounts) {
-    for l in listeners {
+fn drain(entries: &[Entry], counts: &BrokerCounts) {
+    for e in entries {
         for _ in 0..DRAIN_LIMIT {
-            let mut p = libc::pollfd { fd: l.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            let mut p = libc::pollfd { fd: e.listener.fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
             // SAFETY: one valid pollfd, no wait.
             if unsafe { libc::poll(&mut p, 1, 0) } != 1 || p.revents & libc::POLLIN == 0 {
                 break;
             }
-            serve_one(l, counts);
+            serve_one(e, counts);
         }
     }
 }
@@ -253,15 +339,30 @@ fn drain(listeners: &mut [Listener], counts: &BrokerCounts) {
 /// cannot keep it from stopping by calling without end).
 const DRAIN_LIMIT: usize = 64;
 
-/// Receives one notification on `l`, decides and answers it.
-fn serve_one(l: &mut Listener, counts: &BrokerCounts) {
-    let listener = l.fd.as_raw_fd();
+/// Receives one notification on `e`'s listener, decides and answers it.
+fn serve_one(e: &Entry, counts: &BrokerCounts) {
+    if let Some(req) = receive(&e.listener) {
+        answer(&e.listener, req, counts);
+    }
+}
+
+/// One notification of `shared`'s listener; None when there was nothing to receive (another
+/// broker took the call, or the caller went away).
+fn receive(shared: &SharedListener) -> Option<libc::seccomp_notif> {
     // SAFETY: an all-zero seccomp_notif is valid (and required by the RECV ioctl).
     let mut req: libc::seccomp_notif = unsafe { std::mem::zeroed() };
     // SAFETY: RECV fills the seccomp_notif we pass.
-    if unsafe { libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut req) } != 0 {
-        return; // ENOENT: the caller went away (killed) meanwhile
+    if unsafe { libc::ioctl(shared.fd.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_RECV, &mut req) } != 0 {
+        return None; // ENOENT: taken by another broker, or the caller went away (killed)
     }
+    Some(req)
+}
+
+/// Decides call `req` of `shared`'s listener and answers it.
+fn answer(shared: &SharedListener, req: libc::seccomp_notif, counts: &BrokerCounts) {
+    let listener = shared.fd.as_raw_fd();
+    let mut guard = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+    let l = &mut *guard;
     if req.data.nr as libc::c_long == libc::SYS_exit_group {
         demote_for_exit(req.pid as i32, &mut l.exiting);
         counts.exits.fetch_add(1, Ordering::Relaxed);

@@ -83,6 +83,8 @@ pub struct SpawnSpec<'a> {
     /// with ENOSYS (an exit then ends only the calling thread: glibc's `_exit` falls back to
     /// `exit`). Never kept without a server: an exit_group would wait for an answer for ever.
     pub broker: Option<&'a super::sched_broker::SchedBroker>,
+    /// A multi-core partition's doors at the brokers: its listener is served behind them.
+    pub broker_doors: Option<&'a std::sync::Arc<super::sched_broker::BrokerDoors>>,
 }
 
 impl<'a> SpawnSpec<'a> {
@@ -116,6 +118,7 @@ impl<'a> SpawnSpec<'a> {
             confine: None,
             start_stopped: false,
             broker: None,
+            broker_doors: None,
         }
     }
 }
@@ -454,8 +457,10 @@ pub fn spawn(spec: &SpawnSpec<'_>) -> Result<Spawned> {
     let listener = sys::pidfd_getfd(process.pidfd.as_fd(), listener)
         .map_err(|e| Error::io(format!("taking the system call filter listener (fd {listener}) of partition {}", spec.name), e))?;
     // Before its first instruction (it waits at its gate): its first brokered call has a server.
-    if let Some(b) = spec.broker {
-        b.add(listener, spec.cpus.first().map(|&c| c as u32));
+    match (spec.broker, spec.broker_doors) {
+        (Some(b), Some(doors)) => b.add_behind(listener, doors),
+        (Some(b), None) => b.add(listener, spec.cpus.first().map(|&c| c as u32)),
+        _ => {}
     }
     let mut start = StartState::Gated;
     if spec.start_stopped {

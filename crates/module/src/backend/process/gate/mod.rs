@@ -13,6 +13,7 @@
 //!   run uses it as its gate.
 
 use crate::backend::interface::PartitionGate;
+use crate::backend::process::sched_broker::BrokerDoors;
 use crate::backend::process::{CoreCgroup, PartitionCgroup};
 use std::fs::File;
 use std::io;
@@ -61,10 +62,15 @@ impl PartitionGate for CgroupGate {
 pub struct CoreGate {
     cgroup: CoreCgroup,
     shared: Option<(Arc<SharedGate>, u64)>,
+    /// The partition's door at the scheduling broker of this core's CPU, and its index.
+    door: Option<(Arc<BrokerDoors>, usize)>,
 }
 
 impl PartitionGate for CoreGate {
     fn request_stop(&self) -> io::Result<()> {
+        if let Some((doors, k)) = &self.door {
+            doors.close(*k);
+        }
         if let Some((shared, bit)) = &self.shared {
             shared.close(*bit)?;
         }
@@ -77,10 +83,13 @@ impl PartitionGate for CoreGate {
 
     fn release(&self) -> io::Result<()> {
         self.cgroup.thaw()?;
-        match &self.shared {
-            Some((shared, bit)) => shared.open(*bit),
-            None => Ok(()),
+        if let Some((shared, bit)) = &self.shared {
+            shared.open(*bit)?;
         }
+        if let Some((doors, k)) = &self.door {
+            doors.open(*k);
+        }
+        Ok(())
     }
 
     fn mechanism(&self) -> &'static str {
@@ -154,18 +163,21 @@ pub struct CoreGates {
     /// `tasks` (if any).
     files: Vec<(File, Option<File>)>,
     staging_file: File,
+    doors: Option<Arc<BrokerDoors>>,
 }
 
 impl CoreGates {
     /// Creates the per-core cgroups of `cgroup` for `cores` (module core, host CPU), all
     /// frozen: each opens with that core's first window. `in_step`: the partition's windows are
     /// the same on all its cores, so its processes without a core preference get a cgroup of
-    /// their own on all its CPUs ([`SharedGate`]).
+    /// their own on all its CPUs ([`SharedGate`]). `doors`: the partition's doors at the
+    /// scheduling brokers of its CPUs (in the order of `cores`), opened and closed with them.
     pub fn new(
         cgroup: &PartitionCgroup,
         module_cores: usize,
         cores: &[(usize, u32)],
         in_step: bool,
+        doors: Option<Arc<BrokerDoors>>,
     ) -> crate::backend::process::Result<CoreGates> {
         let staging = cgroup.staging()?;
         let staging_file = staging.placement_files()?.0;
@@ -182,12 +194,21 @@ impl CoreGates {
             let cg = cgroup.core(core, Some(cpu))?;
             cg.request_freeze().map_err(|e| crate::backend::process::Error::io(format!("freezing core {core} of {}", cgroup.name), e))?;
             files.push(cg.placement_files()?);
-            gates[core] = Some(CoreGate { cgroup: cg, shared: shared.as_ref().map(|s| (s.clone(), 1u64 << k)) });
+            gates[core] = Some(CoreGate {
+                cgroup: cg,
+                shared: shared.as_ref().map(|s| (s.clone(), 1u64 << k)),
+                door: doors.as_ref().map(|d| (d.clone(), k)),
+            });
         }
         if let Some(s) = &shared {
             files.push(s.cgroup.placement_files()?);
         }
-        Ok(CoreGates { cores: gates, order: cores.iter().map(|c| c.0).collect(), staging, shared, files, staging_file })
+        Ok(CoreGates { cores: gates, order: cores.iter().map(|c| c.0).collect(), staging, shared, files, staging_file, doors })
+    }
+
+    /// The partition's doors at the scheduling brokers (each program's listener goes behind them).
+    pub fn broker_doors(&self) -> Option<&Arc<BrokerDoors>> {
+        self.doors.as_ref()
     }
 
     /// The cgroup of the partition's first core, where its main thread starts.
