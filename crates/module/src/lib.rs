@@ -2,6 +2,17 @@
 //! one real-time scheduler thread per module core releasing and stopping them at window
 //! boundaries, a lifecycle thread for partition requests, exits and output, and the trace.
 
+/// `eprintln!` that never panics: a closed or full stderr (`partita run ... 2>&1 | head`) must
+/// not end a scheduler, lifecycle or broker thread (a scheduler thread that ended that way left
+/// the run waiting for it at its end).
+#[macro_export]
+macro_rules! warn_line {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 pub mod backend;
 pub mod control;
 pub mod guard;

@@ -39,7 +39,7 @@ impl EventSink {
         if let Some(f) = &mut self.file
             && let Err(err) = e.write_line(f)
         {
-            eprintln!("partita: cannot write the trace: {err}; it stops here");
+            crate::warn_line!("partita: cannot write the trace: {err}; it stops here");
             self.file = None;
         }
         self.summary.push(&e);
@@ -223,7 +223,10 @@ impl<'a> Lifecycle<'a> {
 
     /// Marks a partition that could not start: its windows pass unused.
     pub fn fail(&mut self, i: usize, reason: String) {
-        eprintln!("partita: partition {} cannot run: {reason}; the module keeps the other partitions' windows", self.launches[i].name);
+        crate::warn_line!(
+            "partita: partition {} cannot run: {reason}; the module keeps the other partitions' windows",
+            self.launches[i].name
+        );
         self.state.partitions[i].state.store(partition_state::DEAD, Ordering::Release);
         let t = self.state.rel(crate::backend::rt::now_ns());
         self.emit(Event::PartitionExit { t, partition: self.launches[i].id, reason });
@@ -516,7 +519,7 @@ impl<'a> Lifecycle<'a> {
                 match plan.schedule_index(arg) {
                     // The runtime refuses it with INVALID_CONFIG; a request posted anyway is not obeyed.
                     Some(_) if !plan.schedules[current].may_set_schedule[i] => {
-                        eprintln!(
+                        crate::warn_line!(
                             "partita: partition {} may not set the module schedule (SetModuleSchedule); ignored",
                             self.launches[i].name
                         )
@@ -538,7 +541,7 @@ impl<'a> Lifecycle<'a> {
         match new_mode {
             mode::IDLE => self.idle(i),
             mode::COLD_START | mode::WARM_START => self.restart(i, new_mode, start_condition::PARTITION_RESTART),
-            other => eprintln!("partita: partition {} asked for mode {other}; ignored", self.launches[i].name),
+            other => crate::warn_line!("partita: partition {} asked for mode {other}; ignored", self.launches[i].name),
         }
     }
 

@@ -191,7 +191,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     let signals = SignalGuard::new().map_err(|e| format!("cannot set up the signal guard (signalfd): {e}"))?;
     let caps = probe_capabilities();
     for m in &caps.missing {
-        eprintln!("partita: warning: {m}");
+        crate::warn_line!("partita: warning: {m}");
     }
     caps.require_if_strict().map_err(|e| e.to_string())?;
     // Before anything is created: a kvm partition on a machine whose /dev/kvm is unusable is
@@ -210,7 +210,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         Err(e @ cpu_guard::LockError::Held(_)) => return Err(e.to_string()),
         Err(e) if crate::backend::strict() => return Err(e.to_string()),
         Err(e) => {
-            eprintln!("partita: warning: {e}; another run could use the same CPUs");
+            crate::warn_line!("partita: warning: {e}; another run could use the same CPUs");
             None
         }
     };
@@ -280,7 +280,9 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         .map(|core| match CoreGuard::new() {
             Ok(g) => Some(g),
             Err(e) => {
-                eprintln!("partita: warning: core {core} has no guard ({e}): a stop blocked in the kernel lets its partition run on");
+                crate::warn_line!(
+                    "partita: warning: core {core} has no guard ({e}): a stop blocked in the kernel lets its partition run on"
+                );
                 None
             }
         })
@@ -308,7 +310,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     let failed: Vec<(usize, String)> = (0..state.partitions.len()).filter_map(|i| lifecycle.start(i).err().map(|r| (i, r))).collect();
     let started_ns = rt::now_ns();
     if let Err(e) = rt::lock_memory() {
-        eprintln!("partita: warning: cannot lock memory ({e}); page faults may delay window boundaries");
+        crate::warn_line!("partita: warning: cannot lock memory ({e}); page faults may delay window boundaries");
     }
     let duration_ns = opts.duration.map(|d| d.as_nanos().min(i64::MAX as u128) as i64);
     state.set_epoch(rt::now_ns() + EPOCH_MARGIN_NS, duration_ns);
@@ -322,6 +324,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     // From the stop on, this thread ends the run (joins, trace, clean-up) at the lifecycle's
     // priority, so that a busy host does not hold the end of the run for seconds.
     let mut teardown_priority: Option<rt::RaisedPriority> = None;
+    let guards_end = AtomicBool::new(false);
     let sink = std::thread::scope(|scope| {
         {
             let (state, interrupted, signals) = (&state, &interrupted, &signals);
@@ -329,7 +332,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
                 .name("partita-signals".into())
                 .spawn_scoped(scope, move || {
                     if let Err(e) = rt::set_current_fifo(SIGNAL_GUARD_PRIORITY) {
-                        eprintln!("partita: warning: the signal guard runs without real-time priority: {e}");
+                        crate::warn_line!("partita: warning: the signal guard runs without real-time priority: {e}");
                     }
                     signals.serve(state, interrupted);
                 })
@@ -350,15 +353,15 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
                     .name(format!("partita-core{core}"))
                     .spawn_scoped(scope, move || {
                         if let Err(e) = rt::pin_current_thread(cpu) {
-                            eprintln!("partita: warning: cannot pin core {core}'s scheduler to CPU {cpu}: {e}");
+                            crate::warn_line!("partita: warning: cannot pin core {core}'s scheduler to CPU {cpu}: {e}");
                         }
                         if let Err(e) = rt::set_current_fifo(SCHEDULER_PRIORITY) {
-                            eprintln!("partita: warning: core {core}'s scheduler runs without real-time priority: {e}");
+                            crate::warn_line!("partita: warning: core {core}'s scheduler runs without real-time priority: {e}");
                         }
                         match RealClock::new() {
                             Ok(clock) => run_core(state, core, &clock),
                             Err(e) => {
-                                eprintln!("partita: core {core}'s scheduler has no timer: {e}");
+                                crate::warn_line!("partita: core {core}'s scheduler has no timer: {e}");
                                 state.stop.store(true, Ordering::Release);
                                 state.cores_done.fetch_add(1, Ordering::AcqRel);
                                 0
@@ -368,6 +371,9 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
                     .expect("thread")
             })
             .collect();
+        // Set once every scheduler thread has ended (also one that panicked and never counted
+        // itself done): the guards end then.
+        let guards_end = &guards_end;
         for (core, guard) in state.guards.iter().enumerate() {
             let Some(guard) = guard else { continue };
             let state = &state;
@@ -378,11 +384,10 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
                     // On the core's CPU at the scheduler's priority: it runs as soon as the
                     // scheduler thread sleeps in a blocked write (guard.rs).
                     if let Err(e) = rt::pin_current_thread(cpu).and_then(|()| rt::set_current_fifo(SCHEDULER_PRIORITY)) {
-                        eprintln!("partita: warning: core {core}'s guard cannot run on CPU {cpu} at the top priority: {e}");
+                        crate::warn_line!("partita: warning: core {core}'s guard cannot run on CPU {cpu} at the top priority: {e}");
                     }
-                    let cores = state.plan.cores.len() as u32;
                     guard.run(
-                        || state.cores_done.load(Ordering::Acquire) >= cores,
+                        || guards_end.load(Ordering::Acquire),
                         |p| {
                             let g = &*state.partitions[p].gate;
                             g.core(core).unwrap_or(g)
@@ -442,6 +447,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
         for c in cores {
             let _ = c.join();
         }
+        guards_end.store(true, Ordering::Release);
         for g in state.guards.iter().flatten() {
             g.wake();
         }
@@ -482,7 +488,7 @@ pub fn run(module: &Module, config_path: &Path, mut opts: RunOptions) -> Result<
     drop(backend);
     udp.stop();
     for line in udp.summary() {
-        eprintln!("partita: {line}");
+        crate::warn_line!("partita: {line}");
     }
     Ok(RunReport {
         frames,
@@ -528,10 +534,10 @@ fn planned_end_ns(state: &RunState) -> i64 {
 /// any cgroup write (those are what is stuck), real-time throttling is restored, and the
 /// process exits with [`EXIT_STUCK`]. The cgroups left behind are removed by the next run.
 fn end_stuck_run(state: &RunState, throttle: &std::sync::Mutex<Option<RtThrottle>>, what: &str) -> ! {
-    eprintln!("partita: error: the run did not end: {what}; killing every partition and exiting with status {EXIT_STUCK}");
+    crate::warn_line!("partita: error: the run did not end: {what}; killing every partition and exiting with status {EXIT_STUCK}");
     for (i, run) in state.partitions.iter().enumerate() {
         if let Err(e) = run.gate.kill_threads() {
-            eprintln!("partita: cannot kill partition {}: {e}", state.plan.partitions[i].name);
+            crate::warn_line!("partita: cannot kill partition {}: {e}", state.plan.partitions[i].name);
         }
     }
     drop(throttle.lock().unwrap_or_else(|e| e.into_inner()).take());
@@ -546,7 +552,7 @@ fn cpu_latency(opts: &RunOptions, cpus: &[u32]) -> Result<Option<LatencyRequest>
     }
     match LatencyRequest::hold(cpus) {
         Ok(r) => {
-            eprintln!(
+            crate::warn_line!(
                 "partita: zero CPU wake-up latency requested for the run on {} (released at the end; --keep-cpu-latency leaves it)",
                 r.describe()
             );
@@ -554,7 +560,7 @@ fn cpu_latency(opts: &RunOptions, cpus: &[u32]) -> Result<Option<LatencyRequest>
         }
         Err(e) if crate::backend::strict() => Err(format!("cannot request zero CPU wake-up latency (PM QoS): {e}")),
         Err(e) => {
-            eprintln!("partita: warning: cannot request zero CPU wake-up latency (PM QoS): {e}; wake-ups are slower");
+            crate::warn_line!("partita: warning: cannot request zero CPU wake-up latency (PM QoS): {e}; wake-ups are slower");
             Ok(None)
         }
     }
@@ -573,15 +579,16 @@ fn rt_throttling(opts: &RunOptions) -> Result<Option<RtThrottle>, String> {
         found.describe()
     );
     if opts.keep_rt_throttling {
-        eprintln!("partita: warning: {cost}; windows can start up to {} ms late", found.stalled_ms());
+        crate::warn_line!("partita: warning: {cost}; windows can start up to {} ms late", found.stalled_ms());
         return Ok(None);
     }
     match RtThrottle::lift() {
         Ok(lifted) => {
             if let Some(t) = &lifted {
-                eprintln!(
+                crate::warn_line!(
                     "partita: real-time throttling lifted for the run (it was {} us of every {} us; restored at the end; --keep-rt-throttling keeps it)",
-                    t.found.runtime_us, t.found.period_us
+                    t.found.runtime_us,
+                    t.found.period_us
                 );
             }
             Ok(lifted)
@@ -590,7 +597,7 @@ fn rt_throttling(opts: &RunOptions) -> Result<Option<RtThrottle>, String> {
             Err(format!("{cost}, and it cannot be lifted: {e} (CI=true: missing capabilities are errors)"))
         }
         Err(e) => {
-            eprintln!("partita: warning: {cost}, and it cannot be lifted: {e}");
+            crate::warn_line!("partita: warning: {cost}, and it cannot be lifted: {e}");
             Ok(None)
         }
     }
@@ -622,11 +629,11 @@ fn module_start(state: &RunState, config_path: &Path, mechanism: &str, startup: 
 /// ordinary tasks get a module CPU only through that server (docs/scheduling.md).
 fn idle_poll(state: &RunState, cpu: usize) {
     if let Err(e) = rt::pin_current_thread(cpu) {
-        eprintln!("partita: warning: --idle-poll: cannot pin to CPU {cpu} ({e}); CPU {cpu} may halt when idle");
+        crate::warn_line!("partita: warning: --idle-poll: cannot pin to CPU {cpu} ({e}); CPU {cpu} may halt when idle");
         return;
     }
     if let Err(e) = rt::set_current_fifo(IDLE_POLL_PRIORITY) {
-        eprintln!("partita: warning: --idle-poll: no real-time priority ({e}); CPU {cpu} may halt when idle");
+        crate::warn_line!("partita: warning: --idle-poll: no real-time priority ({e}); CPU {cpu} may halt when idle");
         return;
     }
     let cores = state.plan.cores.len() as u32;

@@ -229,7 +229,7 @@ fn finish_core(
         confirm_stops(state, core, &mut pending, None, clock);
     }
     for s in pending {
-        eprintln!("partita: partition {} did not stop within 0.5 s of the end of the run", state.plan.partitions[s.partition].name);
+        crate::warn_line!("partita: partition {} did not stop within 0.5 s of the end of the run", state.plan.partitions[s.partition].name);
     }
 }
 
@@ -490,7 +490,7 @@ fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, 
             // higher-priority threads kept the partition's threads from reaching the freezer):
             // the stop took effect when requested, but say that it was not confirmed.
             Ok(false) if released_again => {
-                eprintln!(
+                crate::warn_line!(
                     "partita: warning: the stop of partition {} requested at {:+.3} ms was not confirmed before its next window",
                     state.plan.partitions[s.partition].name,
                     state.rel(s.requested_ns) as f64 / 1e6
@@ -508,7 +508,7 @@ fn confirm_stops(state: &RunState, core: usize, pending: &mut Vec<PendingStop>, 
             }
             Ok(false) => true,
             Err(e) => {
-                eprintln!("partita: cannot check that partition {} stopped: {e}", state.plan.partitions[s.partition].name);
+                crate::warn_line!("partita: cannot check that partition {} stopped: {e}", state.plan.partitions[s.partition].name);
                 false
             }
         }
@@ -571,13 +571,13 @@ fn enter(state: &RunState, core: usize, p: usize, planned: i64, end: i64) -> boo
     let first = run.active_cores.fetch_add(1, Ordering::AcqRel) == 0;
     if let Some(gate) = run.gate.core(core) {
         if let Err(e) = gate.release() {
-            eprintln!("partita: cannot release partition {} on core {core}: {e}", state.plan.partitions[p].name);
+            crate::warn_line!("partita: cannot release partition {} on core {core}: {e}", state.plan.partitions[p].name);
         }
         return true;
     }
     if first {
         if let Err(e) = run.gate.release() {
-            eprintln!("partita: cannot release partition {}: {e}", state.plan.partitions[p].name);
+            crate::warn_line!("partita: cannot release partition {}: {e}", state.plan.partitions[p].name);
         }
         return true;
     }
@@ -628,7 +628,7 @@ fn leave(state: &RunState, core: usize, p: usize, clock: &dyn Clock, due: Option
     let done = clock.now_ns();
     let held = guard.and_then(|g| g.disarm(gate));
     if let Some(h) = held {
-        eprintln!(
+        crate::warn_line!(
             "partita: warning: core {core}: the stop of partition {} blocked in the kernel for {:.3} ms; the core guard had stopped its {} threads (SIGSTOP) {:.3} ms after the request",
             state.plan.partitions[p].name,
             (done - asked) as f64 / 1e6,
@@ -640,7 +640,7 @@ fn leave(state: &RunState, core: usize, p: usize, clock: &dyn Clock, due: Option
         // Held: the partition stopped when the guard's signals were sent.
         Ok(()) => Some(StopIssue { issued: asked, returned: done, held: held.map(|h| h.at_ns) }),
         Err(e) => {
-            eprintln!("partita: cannot stop partition {}: {e}", state.plan.partitions[p].name);
+            crate::warn_line!("partita: cannot stop partition {}: {e}", state.plan.partitions[p].name);
             None
         }
     }

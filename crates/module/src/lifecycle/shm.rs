@@ -77,7 +77,7 @@ impl Lifecycle<'_> {
         let Some(repeats) = self.guards[i].report_due(g.structure, now, repeats) else { return };
         if first {
             // Once per structure on the console; the trace has every report.
-            eprintln!("partita: partition {} wrote garbage into shared memory: {g} (ILLEGAL_REQUEST)", self.launches[i].name);
+            crate::warn_line!("partita: partition {} wrote garbage into shared memory: {g} (ILLEGAL_REQUEST)", self.launches[i].name);
         }
         let partition = self.launches[i].id;
         self.sink.push(Event::ShmGarbage {

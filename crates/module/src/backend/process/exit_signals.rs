@@ -263,7 +263,7 @@ mod tests {
         }
         let sys = super::super::cgroup::CgroupSystem::detect().unwrap();
         if sys.v2_root.is_none() {
-            eprintln!("skipping: no cgroup v2 tree (members come from the host's /proc)");
+            crate::warn_line!("skipping: no cgroup v2 tree (members come from the host's /proc)");
             return;
         }
         let run = super::super::cgroup::RunCgroups::create(&sys).unwrap();

@@ -81,7 +81,7 @@ impl OomGuard {
             if let Some(p) = priority
                 && let Err(e) = super::rt::set_current_fifo(p)
             {
-                eprintln!("partita: warning: the memory limit guard runs without real-time priority: {e}");
+                crate::warn_line!("partita: warning: the memory limit guard runs without real-time priority: {e}");
             }
             serve(&s);
         })?;
@@ -186,7 +186,7 @@ fn serve(s: &Shared) {
                     // Counted first: whoever waits for the partition's end sees the count.
                     s.kills.fetch_add(1, Ordering::Relaxed);
                     cgroup.kill_now();
-                    eprintln!(
+                    crate::warn_line!(
                         "partita: partition {} reached its memory limit ({} bytes): its threads were demoted and it was killed ({} us after the notification)",
                         w.name,
                         w.limit,

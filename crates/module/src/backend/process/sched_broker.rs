@@ -138,10 +138,10 @@ impl SchedBroker {
                 if let Some(c) = cpu
                     && let Err(e) = super::rt::pin_current_thread(c as usize)
                 {
-                    eprintln!("partita: warning: the scheduling broker of CPU {c} cannot be pinned there: {e}");
+                    crate::warn_line!("partita: warning: the scheduling broker of CPU {c} cannot be pinned there: {e}");
                 }
                 if let Err(e) = super::rt::set_current_fifo(BROKER_PRIORITY) {
-                    eprintln!("partita: warning: the scheduling broker runs without real-time priority: {e}");
+                    crate::warn_line!("partita: warning: the scheduling broker runs without real-time priority: {e}");
                 }
                 serve(&s);
             })?;
